@@ -1,0 +1,358 @@
+package r4c
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AdaptiveLimitHandle is one adaptive limit instance of a registry: a concurrency limit that
+// finds its own value (SPEC 2). Pipelines and generated wrappers that share an id share it.
+// Get it with Registry.AdaptiveLimit; it is safe for concurrent use.
+//
+// The per-call path is lock-free and allocation-free: taking a slot is an atomic add on the
+// in-flight count, and recording a sample one atomic add on a word that packs the window's
+// latency sum and sample count (so a sample is never split across two windows, never lost and
+// never counted twice). The goroutine whose call ends a window recomputes the limit under a lock.
+type AdaptiveLimitHandle struct {
+	// Written by every call. Kept together: on the machines we measured, one shared cache line
+	// bouncing between cores costs less than two.
+	inFlight    atomic.Int64
+	window      atomic.Uint64 // the current window's samples: latencySum<<countBits | count
+	maxInFlight atomic.Int64  // the largest in-flight count admitted in the current window
+	rejected    atomic.Int64
+
+	_ [64]byte // keep the fields read by every call off the line the calls write
+
+	limit     atomic.Int64
+	windowEnd atomic.Int64 // Nanotime at or after which the current window is over
+
+	// Fixed at construction.
+	id          string
+	cfg         AdaptiveLimitConfig // resolved: every field set
+	enabled     bool
+	system      bool // the clock is the system clock: read it directly, no interface call
+	clock       Clock
+	rejection   *LimitExceededError // returned on every rejection; allocated once
+	dropOn      []error
+	windowNanos int64
+	minSamples  int64
+	lockedAbove int64 // latencies of at least this many ns are recorded under mu (see recordLocked)
+	reg         *Registry
+
+	mu sync.Mutex
+	// Guarded by mu.
+	alg           AdaptiveAlgorithm
+	spillSum      int64 // samples moved out of the packed word, still in the current window
+	spillCount    int64
+	spillDrop     bool
+	windows       int64
+	windowLatency time.Duration
+	limitChanges  int64
+}
+
+// The packed window word: the low countBits bits count samples, the high bits sum their
+// latencies in nanoseconds. A sampler that sees either field past half its range moves the word
+// into spillSum/spillCount under mu (a "spill"), so neither field can overflow: between the
+// crossing and the spill, only calls that still hold a slot can add, at most MaxLimit of them,
+// each adding less than lockedAbove = (half the sum range) / MaxLimit.
+const (
+	countBits  = 20
+	countMask  = 1<<countBits - 1
+	countSpill = 1 << (countBits - 1)
+	sumSpill   = 1 << 63 // the top bit of the word: the sum field past half its 44-bit range
+	// maxPackedLimit is the largest MaxLimit for which the count field cannot overflow; above
+	// it every sample is recorded under the lock.
+	maxPackedLimit = 1 << (countBits - 2)
+)
+
+func newAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *AdaptiveLimitHandle {
+	l := &AdaptiveLimitHandle{
+		id:          id,
+		cfg:         cfg,
+		enabled:     cfg.Enabled != Off,
+		clock:       reg.clock,
+		system:      reg.systemClock,
+		rejection:   newLimitExceededError(id),
+		dropOn:      cfg.DropOn,
+		windowNanos: int64(cfg.Window),
+		minSamples:  int64(cfg.MinWindowSamples),
+		reg:         reg,
+		alg:         cfg.newAlgorithm(),
+	}
+	if cfg.MaxLimit <= maxPackedLimit {
+		l.lockedAbove = (1 << 43) / int64(cfg.MaxLimit)
+	}
+	l.limit.Store(int64(cfg.InitialLimit))
+	if l.enabled {
+		l.windowEnd.Store(l.nanotime() + l.windowNanos)
+	}
+	return l
+}
+
+func (l *AdaptiveLimitHandle) nanotime() int64 {
+	if l.system {
+		return int64(time.Since(processStart))
+	}
+	return l.clock.Nanotime()
+}
+
+// acquire takes a slot and returns the start time of the call, or the instance's preallocated
+// rejection. A rejection reads no clock and allocates nothing.
+func (l *AdaptiveLimitHandle) acquire() (int64, error) {
+	if !l.enabled {
+		return 0, nil
+	}
+	// Check before adding, so that a full limit rejects without writing the shared counter.
+	limit := l.limit.Load()
+	if l.inFlight.Load() >= limit {
+		return 0, l.reject()
+	}
+	// Optimistic add, undone when over: under contention this beats a CAS loop (SPEC 10).
+	n := l.inFlight.Add(1)
+	if n > limit {
+		l.inFlight.Add(-1)
+		return 0, l.reject()
+	}
+	if n > l.maxInFlight.Load() {
+		l.raiseMaxInFlight(n)
+	}
+	return l.nanotime(), nil
+}
+
+func (l *AdaptiveLimitHandle) reject() error {
+	l.rejected.Add(1)
+	if l.reg.observed {
+		l.reg.publish(Event{Type: EventRejected, Kind: KindAdaptiveLimit, Instance: l.id, Limit: int(l.limit.Load())})
+	}
+	return l.rejection
+}
+
+func (l *AdaptiveLimitHandle) raiseMaxInFlight(n int64) {
+	for {
+		m := l.maxInFlight.Load()
+		if n <= m || l.maxInFlight.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+// outcome is how an admitted call ended, for the window.
+type outcome uint8
+
+const (
+	outcomeSample outcome = iota // returned without error: a sample
+	outcomeDrop                  // failed with an error in DropOn: a sample marked as a drop
+	outcomeFree                  // any other failure, a cancellation or a panic: no sample
+)
+
+// classify maps a call's result to its outcome: nil is a sample; a failure after the caller's
+// own context is done is a cancellation; a failure in DropOn is a drop; any other says nothing
+// about load.
+func (l *AdaptiveLimitHandle) classify(ctx context.Context, err error) outcome {
+	if err == nil {
+		return outcomeSample
+	}
+	if ctx != nil && ctx.Err() != nil {
+		return outcomeFree
+	}
+	for _, d := range l.dropOn {
+		if errors.Is(err, d) {
+			return outcomeDrop
+		}
+	}
+	return outcomeFree
+}
+
+// release ends an admitted call started at start.
+func (l *AdaptiveLimitHandle) release(start int64, o outcome) {
+	if !l.enabled {
+		return
+	}
+	if o == outcomeFree {
+		l.inFlight.Add(-1)
+		return
+	}
+	now := l.nanotime()
+	lat := now - start
+	if lat < 0 {
+		lat = 0
+	}
+	// Record while still holding the slot: the overflow argument above counts on it.
+	if o == outcomeDrop || lat >= l.lockedAbove {
+		l.recordLocked(lat, o == outcomeDrop)
+	} else if v := l.window.Add(uint64(lat)<<countBits | 1); v >= sumSpill || v&countMask >= countSpill {
+		l.mu.Lock()
+		l.spillLocked()
+		l.mu.Unlock()
+	}
+	l.inFlight.Add(-1)
+	if now >= l.windowEnd.Load() {
+		l.endWindow(now)
+	}
+}
+
+// recordLocked records a drop, or a latency too long for the packed word, under the lock.
+// Drops are rare (they signal overload) and long calls are long: the lock costs them nothing
+// that matters, and it keeps "this window saw a drop" exact.
+func (l *AdaptiveLimitHandle) recordLocked(lat int64, drop bool) {
+	l.mu.Lock()
+	l.spillSum += lat
+	l.spillCount++
+	l.spillDrop = l.spillDrop || drop
+	l.mu.Unlock()
+}
+
+func (l *AdaptiveLimitHandle) spillLocked() {
+	v := l.window.Swap(0)
+	l.spillSum += int64(v >> countBits)
+	l.spillCount += int64(v & countMask)
+}
+
+// endWindow ends the current window if it is over and holds enough samples, or extends it by
+// one Window if it has too few. A goroutine that finds another one already doing it moves on.
+func (l *AdaptiveLimitHandle) endWindow(now int64) {
+	if !l.mu.TryLock() {
+		return
+	}
+	end := l.windowEnd.Load()
+	if now < end {
+		l.mu.Unlock()
+		return
+	}
+	l.spillLocked()
+	if l.spillCount < l.minSamples {
+		// Too few samples: extend by one Window; they count when it ends.
+		l.windowEnd.Store(end + l.windowNanos)
+		l.mu.Unlock()
+		return
+	}
+	avg := l.spillSum / l.spillCount
+	if avg < 1 {
+		avg = 1 // a manual clock can measure 0ns, and Gradient2 divides by the latency
+	}
+	summary := WindowSummary{AvgLatency: time.Duration(avg), MaxInFlight: int(l.maxInFlight.Load()), Dropped: l.spillDrop}
+	old := l.limit.Load()
+	limit := int64(l.alg.Update(summary))
+	l.limit.Store(limit)
+	l.maxInFlight.Store(l.inFlight.Load())
+	l.spillSum, l.spillCount, l.spillDrop = 0, 0, false
+	l.windowEnd.Store(now + l.windowNanos)
+	l.windows++
+	l.windowLatency = summary.AvgLatency
+	if limit != old {
+		l.limitChanges++
+	}
+	l.mu.Unlock()
+	if limit != old && l.reg.observed {
+		l.reg.publish(Event{Type: EventLimitChanged, Kind: KindAdaptiveLimit, Instance: l.id, OldLimit: int(old), Limit: int(limit)})
+	}
+}
+
+// ID returns the instance id.
+func (l *AdaptiveLimitHandle) ID() string { return l.id }
+
+// Limit returns how many calls may run at once now.
+func (l *AdaptiveLimitHandle) Limit() int { return int(l.limit.Load()) }
+
+// InFlight returns how many admitted calls are running now.
+func (l *AdaptiveLimitHandle) InFlight() int { return int(l.inFlight.Load()) }
+
+// Config returns the instance's resolved configuration: every field set.
+func (l *AdaptiveLimitHandle) Config() AdaptiveLimitConfig {
+	c := l.cfg
+	c.DropOn = append([]error(nil), c.DropOn...)
+	return c
+}
+
+// AdaptiveLimitSnapshot is a consistent reading of an adaptive limit's state.
+type AdaptiveLimitSnapshot struct {
+	ID        string
+	Algorithm LimitAlgorithm
+	Enabled   bool
+	Limit     int
+	InFlight  int
+	MinLimit  int
+	MaxLimit  int
+	// Windows counts completed windows, i.e. recomputations of the limit.
+	Windows int64
+	// WindowLatency is the average latency of the last completed window (0 before the first).
+	WindowLatency time.Duration
+	// Rejected counts calls rejected because every slot was taken.
+	Rejected int64
+	// LimitChanges counts windows after which the limit changed.
+	LimitChanges int64
+	// Estimate is Gradient2's unrounded estimate (equal to Limit for AIMD).
+	Estimate float64
+}
+
+// Snapshot returns the instance's state. It takes the window lock briefly.
+func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := AdaptiveLimitSnapshot{
+		ID: l.id, Algorithm: l.cfg.Algorithm, Enabled: l.enabled,
+		Limit: int(l.limit.Load()), InFlight: int(l.inFlight.Load()),
+		MinLimit: l.cfg.MinLimit, MaxLimit: l.cfg.MaxLimit,
+		Windows: l.windows, WindowLatency: l.windowLatency,
+		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges,
+		Estimate: float64(l.limit.Load()),
+	}
+	if g, ok := l.alg.(*Gradient2Algorithm); ok {
+		s.Estimate = g.Estimate()
+	}
+	return s
+}
+
+// AdaptiveLimitPermit is a slot taken with AdaptiveLimitHandle.Acquire, for integrations that
+// cannot hand the library a closure (HTTP middleware, gRPC interceptors). End it exactly once,
+// with Release or one of Success, Drop and Ignore: a permit is a value, so a second end would
+// free a slot twice. The zero permit's methods do nothing.
+type AdaptiveLimitPermit struct {
+	l     *AdaptiveLimitHandle
+	start int64
+}
+
+// Acquire takes a slot, or returns the instance's *LimitExceededError at once when every slot
+// is taken. It allocates nothing; a disabled instance always grants a permit.
+func (l *AdaptiveLimitHandle) Acquire() (AdaptiveLimitPermit, error) {
+	start, err := l.acquire()
+	if err != nil {
+		return AdaptiveLimitPermit{}, err
+	}
+	return AdaptiveLimitPermit{l: l, start: start}, nil
+}
+
+// Release ends the call with its result, classified as the pipeline does: nil is a sample; a
+// failure once ctx (the caller's context) is done is a cancellation (no sample); a failure in
+// DropOn is a drop; any other failure only frees the slot.
+func (p AdaptiveLimitPermit) Release(ctx context.Context, err error) {
+	if p.l != nil {
+		p.l.release(p.start, p.l.classify(ctx, err))
+	}
+}
+
+// Success ends the call as a sample: its latency enters the window.
+func (p AdaptiveLimitPermit) Success() {
+	if p.l != nil {
+		p.l.release(p.start, outcomeSample)
+	}
+}
+
+// Drop ends the call as a drop: its latency enters the window and the window counts as
+// overloaded.
+func (p AdaptiveLimitPermit) Drop() {
+	if p.l != nil {
+		p.l.release(p.start, outcomeDrop)
+	}
+}
+
+// Ignore ends the call without a sample: for failures that say nothing about load, caller
+// cancellations and panics.
+func (p AdaptiveLimitPermit) Ignore() {
+	if p.l != nil {
+		p.l.release(p.start, outcomeFree)
+	}
+}

@@ -1,0 +1,100 @@
+package r4c
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the policies. Every runtime error the library returns matches one of them
+// with errors.Is, and carries the instance id in a typed error (errors.As).
+var (
+	// ErrLimitExceeded: an adaptive limit had every slot taken; the function was not called.
+	ErrLimitExceeded = errors.New("r4c: adaptive limit exceeded")
+	// ErrBulkheadFull: a bulkhead had every slot taken.
+	ErrBulkheadFull = errors.New("r4c: bulkhead full")
+	// ErrCallTimeout: a call ran past its timeout.
+	ErrCallTimeout = errors.New("r4c: call timed out")
+	// ErrRateLimited: a rate limiter had no permit to give.
+	ErrRateLimited = errors.New("r4c: rate limited")
+	// ErrCircuitOpen: a circuit breaker was open.
+	ErrCircuitOpen = errors.New("r4c: circuit open")
+)
+
+// errNilContext is returned by calls given a nil context: the library never substitutes one.
+var errNilContext = errors.New("r4c: nil context")
+
+// LimitExceededError is the rejection of an adaptive limit. It matches ErrLimitExceeded with
+// errors.Is. Each instance allocates its error once and returns that same value on every
+// rejection, so a rejection allocates nothing; do not modify it.
+type LimitExceededError struct {
+	id  string
+	msg string
+}
+
+func newLimitExceededError(id string) *LimitExceededError {
+	return &LimitExceededError{id: id, msg: fmt.Sprintf("r4c: adaptive limit %q exceeded: every slot is taken", id)}
+}
+
+// InstanceID returns the id of the adaptive limit that rejected the call.
+func (e *LimitExceededError) InstanceID() string { return e.id }
+
+// Error returns a message that names the instance.
+func (e *LimitExceededError) Error() string { return e.msg }
+
+// Is reports whether target is ErrLimitExceeded.
+func (e *LimitExceededError) Is(target error) bool { return target == ErrLimitExceeded }
+
+// PanicError is the error of a Future whose function, run by Pipeline.Go, panicked. The slot
+// was freed without a sample, as for a synchronous panic; Value is what was passed to panic
+// and Stack the goroutine's stack at that point.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+// Error describes the panic.
+func (e *PanicError) Error() string { return fmt.Sprintf("r4c: function panicked: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error, so errors.Is and errors.As see it.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// Error codes of configuration and registration errors, returned by ErrorCode. They are stable:
+// match on them, not on messages. docs/errors.md describes each one with an example and the fix.
+const (
+	CodeBadDuration     = "R4C-ATR-001" // a duration with bad syntax
+	CodeBadAttribute    = "R4C-ATR-002" // a directive with an unknown attribute or malformed value
+	CodeLimitBelowOne   = "R4C-ATR-003" // a limit less than 1
+	CodeOutOfOrder      = "R4C-ATR-009" // limits out of order, or window out of range
+	CodeInvalidSetting  = "R4C-REG-001" // an invalid setting given in Go code
+	CodeUnknownConfig   = "R4C-REG-004" // an unknown named configuration
+	CodeConflict        = "R4C-REG-008" // one instance id resolved to two configurations
+	CodeUnknownInstance = "R4C-REG-009" // an unknown instance id asked of the registry
+	CodeUnknownKey      = "R4C-CFG-001" // external configuration: unknown key
+	CodeInvalidValue    = "R4C-CFG-002" // external configuration: invalid value
+)
+
+// ConfigError is a configuration or registration error. Its message starts with its code and
+// names the instance, the setting and the bad value where they apply.
+type ConfigError struct {
+	Code     string // one of the Code* constants
+	Instance string // the instance id or named configuration, "" for registry defaults
+	Policy   string // "adaptiveLimit", ...; "" when not about one policy
+	Key      string // the setting, as in the configuration keys ("maxLimit")
+	Value    string // the bad value as text, "" when not about one value
+	Msg      string // the explanation, without the code
+}
+
+// Error returns "CODE: explanation".
+func (e *ConfigError) Error() string { return e.Code + ": " + e.Msg }
+
+// ErrorCode returns the R4C code of the first *ConfigError in err's tree, or "" if there is none.
+func ErrorCode(err error) string {
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return ""
+}

@@ -1,0 +1,265 @@
+package r4c
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+)
+
+// Pipeline runs functions returning T through a fixed set of policies, all with the instance id
+// given to NewPipeline. The policies are resolved once, at construction; a call does no lookups
+// and, through an adaptive limit alone, allocates nothing. A Pipeline is safe for concurrent use.
+//
+// Whatever order the configs are given in, the policies apply in the canonical order, outermost
+// first: Fallback > Retry > Hedge > CircuitBreaker > RateLimiter > AdaptiveLimit > Timeout >
+// Bulkhead > the call.
+type Pipeline[T any] struct {
+	id    string
+	reg   *Registry
+	limit *AdaptiveLimitHandle // nil when the pipeline has no adaptive limit
+	run   call[T]              // the policies composed in canonical order, ending in the call
+}
+
+// call is a pipeline, or the rest of one, applied to a function. Stages pass fn down instead of
+// wrapping it, so composing them costs no allocation per call.
+type call[T any] func(ctx context.Context, fn func(context.Context) (T, error)) (T, error)
+
+// stage is one policy: it wraps the rest of the pipeline.
+type stage[T any] func(next call[T]) call[T]
+
+func invoke[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	return fn(ctx)
+}
+
+// pipelineOwner labels instances created by pipelines in R4C-REG-008 messages.
+const pipelineOwner = "a pipeline"
+
+// NewPipeline builds a pipeline whose policies have instance id id, creating the instances in
+// reg or sharing them with earlier pipelines and wrappers of the same id. Each policy's
+// configuration resolves as built-in defaults < WithDefaults < its named configuration (Config)
+// < cfgs < WithInstance(id). It fails with a coded error (see ErrorCode) for an invalid or
+// unknown setting, a policy given twice, or an existing instance with a different resolved
+// configuration (R4C-REG-008); nothing is registered then.
+func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeline[T], error) {
+	if reg == nil {
+		return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil", quote(id))}
+	}
+	if id == "" {
+		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
+	}
+	scope := "instance " + quote(id)
+	var limitCfg *AdaptiveLimitConfig
+	for _, c := range cfgs {
+		switch c := c.(type) {
+		case AdaptiveLimitConfig:
+			if limitCfg != nil {
+				return nil, duplicatePolicyError(id, c.PolicyName())
+			}
+			limitCfg = &c
+		case *AdaptiveLimitConfig:
+			if c == nil {
+				return nil, nilConfigError(scope)
+			}
+			if limitCfg != nil {
+				return nil, duplicatePolicyError(id, c.PolicyName())
+			}
+			limitCfg = c
+		case nil:
+			return nil, nilConfigError(scope)
+		default:
+			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Msg: fmt.Sprintf("%s: policy config %T is not supported", scope, c)}
+		}
+	}
+
+	p := &Pipeline[T]{id: id, reg: reg}
+	// Resolve and check everything first, then create: nothing is half-registered.
+	var limitResolved AdaptiveLimitConfig
+	if limitCfg != nil {
+		var err error
+		if limitResolved, err = reg.resolveAdaptiveLimit(id, *limitCfg); err != nil {
+			return nil, err
+		}
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if limitCfg != nil {
+		if _, err := reg.adaptiveLimitLocked(id, pipelineOwner, limitResolved, false); err != nil {
+			return nil, err
+		}
+		p.limit, _ = reg.adaptiveLimitLocked(id, pipelineOwner, limitResolved, true)
+	}
+
+	// Compose inside-out: the innermost stage wraps the call.
+	var stages []stage[T]
+	if p.limit != nil && p.limit.enabled {
+		stages = append(stages, limitStage[T](p.limit))
+	}
+	p.run = invoke[T]
+	for i := len(stages) - 1; i >= 0; i-- {
+		p.run = stages[i](p.run)
+	}
+	return p, nil
+}
+
+func duplicatePolicyError(id, policy string) error {
+	return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: policy,
+		Msg: fmt.Sprintf("instance %s: %s is given twice to NewPipeline", quote(id), policy)}
+}
+
+// ID returns the pipeline's instance id.
+func (p *Pipeline[T]) ID() string { return p.id }
+
+// limitStage applies an adaptive limit: take a slot, run the rest, classify the result.
+func limitStage[T any](l *AdaptiveLimitHandle) stage[T] {
+	return func(next call[T]) call[T] {
+		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+			start, err := l.acquire()
+			if err != nil {
+				var zero T
+				return zero, err
+			}
+			// A panic frees the slot without a sample and keeps unwinding; the deferred closure
+			// is open-coded and captures by reference on the stack, so it costs no allocation.
+			done := false
+			defer func() {
+				if !done {
+					l.release(start, outcomeFree)
+				}
+			}()
+			v, err := next(ctx, fn)
+			done = true
+			l.release(start, l.classify(ctx, err))
+			return v, err
+		}
+	}
+}
+
+func (p *Pipeline[T]) checkCall(ctx context.Context, fnNil bool) error {
+	if ctx == nil {
+		return fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilContext)
+	}
+	if fnNil {
+		return fmt.Errorf("r4c: pipeline %s: the function is nil", quote(p.id))
+	}
+	return nil
+}
+
+// Execute runs fn through the pipeline in the calling goroutine and returns its result, or the
+// error of the policy that stopped it (errors.Is(err, ErrLimitExceeded) when the limit is full:
+// fn is not called then). fn receives ctx. A panic in fn frees its slot and is re-raised.
+func (p *Pipeline[T]) Execute(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	if ctx == nil || fn == nil {
+		var zero T
+		return zero, p.checkCall(ctx, fn == nil)
+	}
+	return p.run(ctx, fn)
+}
+
+// asyncSlot ends an asynchronous call's slot exactly once, whichever of completion,
+// cancellation of the future or of the caller's context comes first.
+type asyncSlot struct {
+	l     *AdaptiveLimitHandle
+	start int64
+	ended atomic.Bool
+}
+
+func (s *asyncSlot) end(o outcome) {
+	if s.l != nil && s.ended.CompareAndSwap(false, true) {
+		s.l.release(s.start, o)
+	}
+}
+
+// beginAsync takes the slot of an asynchronous call and prepares its future: cancelling the
+// future, or the caller's ctx, cancels the call's context and frees the slot without a sample.
+func (p *Pipeline[T]) beginAsync(ctx context.Context) (cctx context.Context, slot *asyncSlot, out *Future[T], finish func(T, error), err error) {
+	slot = &asyncSlot{}
+	if p.limit != nil && p.limit.enabled {
+		start, err := p.limit.acquire()
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		slot.l, slot.start = p.limit, start
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	out = NewFuture[T]()
+	out.whenCancelled(func() {
+		slot.end(outcomeFree)
+		cancel()
+	})
+	stop := context.AfterFunc(ctx, func() { out.cancelWith(ctx.Err()) })
+	finish = func(v T, err error) {
+		stop()
+		if slot.l != nil {
+			slot.end(slot.l.classify(ctx, err))
+		}
+		cancel()
+		out.Complete(v, err)
+	}
+	return cctx, slot, out, finish, nil
+}
+
+// Go runs fn through the pipeline in a new goroutine and returns its future at once. The call
+// holds its slot until fn returns, and its latency is measured to then. A full limit returns
+// an already failed future (fn is not called). Cancelling the future, or ctx, cancels fn's
+// context and frees the slot at once without a sample. A panic in fn frees the slot and fails
+// the future with a *PanicError.
+func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error)) *Future[T] {
+	if ctx == nil || fn == nil {
+		return failedFuture[T](p.checkCall(ctx, fn == nil))
+	}
+	cctx, slot, out, finish, err := p.beginAsync(ctx)
+	if err != nil {
+		return failedFuture[T](err)
+	}
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				slot.end(outcomeFree)
+				var zero T
+				finish(zero, &PanicError{Value: r, Stack: debug.Stack()})
+			}
+		}()
+		v, err := fn(cctx)
+		finish(v, err)
+	}()
+	return out
+}
+
+// ExecuteAsync runs fn, which is itself asynchronous, through the pipeline. The call holds its
+// slot until fn's future completes, and its latency is measured to that completion. A full
+// limit returns an already failed future (fn is not called). Cancelling the returned future, or
+// ctx, cancels fn's future and context and frees the slot at once without a sample. A panic in
+// fn frees the slot and is re-raised; a nil future from fn fails the call.
+func (p *Pipeline[T]) ExecuteAsync(ctx context.Context, fn func(context.Context) *Future[T]) *Future[T] {
+	if ctx == nil || fn == nil {
+		return failedFuture[T](p.checkCall(ctx, fn == nil))
+	}
+	cctx, slot, out, finish, err := p.beginAsync(ctx)
+	if err != nil {
+		return failedFuture[T](err)
+	}
+	var inner *Future[T]
+	func() {
+		defer func() {
+			if inner == nil {
+				// fn panicked or returned nil: no future will ever end this call.
+				slot.end(outcomeFree)
+				var zero T
+				finish(zero, fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilFuture))
+			}
+		}()
+		inner = fn(cctx)
+	}()
+	if inner == nil {
+		return out
+	}
+	if !out.whenCancelled(func() { inner.Cancel() }) {
+		inner.Cancel() // ctx was cancelled while fn ran
+	}
+	inner.whenDone(finish)
+	return out
+}
+
+var errNilFuture = errors.New("the function returned a nil *Future")

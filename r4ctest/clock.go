@@ -1,0 +1,170 @@
+// Package r4ctest helps test code that uses r4c: a manual clock that makes every time-based
+// behaviour of a registry deterministic.
+package r4ctest
+
+import (
+	"container/heap"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+)
+
+// Epoch is the instant at which every ManualClock starts.
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// ManualClock is an r4c.Clock that moves only when Advance is called. Latencies measured with it
+// are exactly the time advanced while the call ran, windows end when Advance passes them, and
+// timers fire, in order, inside Advance. It is safe for concurrent use.
+type ManualClock struct {
+	now atomic.Int64 // nanoseconds since Epoch
+
+	mu     sync.Mutex
+	timers timerHeap
+	seq    uint64
+}
+
+var _ r4c.Clock = (*ManualClock)(nil)
+
+// NewManualClock returns a manual clock reading Epoch, with no timers.
+func NewManualClock() *ManualClock { return &ManualClock{} }
+
+// Nanotime returns the nanoseconds advanced since the clock was made.
+func (c *ManualClock) Nanotime() int64 { return c.now.Load() }
+
+// Now returns Epoch plus the time advanced.
+func (c *ManualClock) Now() time.Time { return Epoch.Add(time.Duration(c.now.Load())) }
+
+// Advance moves the clock forward by d (a negative d counts as zero) and fires, in order of
+// their due time (then of creation), every timer due by the new time, with the clock reading
+// each timer's due time while it fires. Channel timers send without blocking; AfterFunc
+// functions run in the calling goroutine. Timers that firing creates fire too if they fall due.
+func (c *ManualClock) Advance(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	target := c.now.Load() + int64(d)
+	for {
+		c.mu.Lock()
+		if len(c.timers) == 0 || c.timers[0].when > target {
+			if target > c.now.Load() { // never backwards, even with concurrent Advances
+				c.now.Store(target)
+			}
+			c.mu.Unlock()
+			return
+		}
+		t := heap.Pop(&c.timers).(*manualTimer)
+		t.index = -1
+		if t.when > c.now.Load() {
+			c.now.Store(t.when)
+		}
+		c.mu.Unlock()
+		t.fire()
+	}
+}
+
+// Pending returns the number of timers scheduled and not yet fired or stopped.
+func (c *ManualClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+// NewTimer returns a timer that sends the clock's time on its channel (buffered, capacity one)
+// once the clock has advanced by d. A timer with d <= 0 fires at once.
+func (c *ManualClock) NewTimer(d time.Duration) r4c.Timer {
+	t := &manualTimer{c: c, ch: make(chan time.Time, 1), index: -1}
+	t.Reset(d)
+	return t
+}
+
+// AfterFunc returns a timer that calls f in the goroutine of the Advance that makes it due.
+// A timer with d <= 0 is due at once and runs on the next Advance (Advance(0) will do).
+func (c *ManualClock) AfterFunc(d time.Duration, f func()) r4c.Timer {
+	t := &manualTimer{c: c, f: f, index: -1}
+	t.Reset(d)
+	return t
+}
+
+type manualTimer struct {
+	c     *ManualClock
+	ch    chan time.Time
+	f     func()
+	when  int64
+	seq   uint64
+	index int // position in the heap, -1 when not scheduled
+}
+
+func (t *manualTimer) C() <-chan time.Time { return t.ch }
+
+func (t *manualTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	return t.unscheduleLocked()
+}
+
+func (t *manualTimer) unscheduleLocked() bool {
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.c.timers, t.index)
+	t.index = -1
+	return true
+}
+
+func (t *manualTimer) Reset(d time.Duration) bool {
+	c := t.c
+	c.mu.Lock()
+	active := t.unscheduleLocked()
+	if d <= 0 && t.f == nil {
+		c.mu.Unlock()
+		t.fire()
+		return active
+	}
+	t.when = c.now.Load() + int64(max(d, 0))
+	c.seq++
+	t.seq = c.seq
+	heap.Push(&c.timers, t)
+	c.mu.Unlock()
+	return active
+}
+
+func (t *manualTimer) fire() {
+	if t.f != nil {
+		t.f()
+		return
+	}
+	select {
+	case t.ch <- t.c.Now():
+	default:
+	}
+}
+
+// timerHeap orders timers by due time, then creation.
+type timerHeap []*manualTimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].when != h[j].when {
+		return h[i].when < h[j].when
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*manualTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return t
+}
