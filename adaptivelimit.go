@@ -50,6 +50,7 @@ type AdaptiveLimitHandle struct {
 	spillDrop     bool
 	windows       int64
 	windowLatency time.Duration
+	windowSamples int64
 	limitChanges  int64
 }
 
@@ -229,7 +230,8 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 		l.mu.Unlock()
 		return
 	}
-	avg := l.spillSum / l.spillCount
+	count := l.spillCount
+	avg := l.spillSum / count
 	if avg < 1 {
 		avg = 1 // a manual clock can measure 0ns, and Gradient2 divides by the latency
 	}
@@ -242,6 +244,7 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	l.windowEnd.Store(now + l.windowNanos)
 	l.windows++
 	l.windowLatency = summary.AvgLatency
+	l.windowSamples = count
 	if limit != old {
 		l.limitChanges++
 	}
@@ -280,6 +283,8 @@ type AdaptiveLimitSnapshot struct {
 	Windows int64
 	// WindowLatency is the average latency of the last completed window (0 before the first).
 	WindowLatency time.Duration
+	// WindowSamples is the number of samples of the last completed window.
+	WindowSamples int64
 	// Rejected counts calls rejected because every slot was taken.
 	Rejected int64
 	// LimitChanges counts windows after which the limit changed.
@@ -296,7 +301,7 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		ID: l.id, Algorithm: l.cfg.Algorithm, Enabled: l.enabled,
 		Limit: int(l.limit.Load()), InFlight: int(l.inFlight.Load()),
 		MinLimit: l.cfg.MinLimit, MaxLimit: l.cfg.MaxLimit,
-		Windows: l.windows, WindowLatency: l.windowLatency,
+		Windows: l.windows, WindowLatency: l.windowLatency, WindowSamples: l.windowSamples,
 		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges,
 		Estimate: float64(l.limit.Load()),
 	}
