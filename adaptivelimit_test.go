@@ -256,7 +256,7 @@ func TestZeroLatencyIsRaisedToOneNanosecond(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		clock.Advance(time.Second)
 		a, b := acquire(t, h), acquire(t, h) // two calls of 0ns, at full use of the limit
-		a.Success()                           // ends the window: average 0ns, raised to 1ns
+		a.Success()                          // ends the window: average 0ns, raised to 1ns
 		b.Success()
 	}
 	s := h.Snapshot()

@@ -47,7 +47,7 @@ func TestSeedManualClockExample(t *testing.T) {
 		t.Fatal("the rejected call ran its function")
 	}
 
-	clock.Advance(time.Second)               // the calls took 1s; the window is over
+	clock.Advance(time.Second)             // the calls took 1s; the window is over
 	pending["a"].Complete("placed a", nil) // ends the window
 	pending["b"].Complete("placed b", nil)
 	if s := limit.Snapshot(); s.Windows != 1 || s.WindowLatency != time.Second {
