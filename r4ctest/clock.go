@@ -21,6 +21,7 @@ type ManualClock struct {
 	now atomic.Int64 // nanoseconds since Epoch
 
 	mu     sync.Mutex
+	goal   int64 // the sum of every Advance so far: where the clock is heading
 	timers timerHeap
 	seq    uint64
 }
@@ -40,11 +41,15 @@ func (c *ManualClock) Now() time.Time { return Epoch.Add(time.Duration(c.now.Loa
 // their due time (then of creation), every timer due by the new time, with the clock reading
 // each timer's due time while it fires. Channel timers send without blocking; AfterFunc
 // functions run in the calling goroutine. Timers that firing creates fire too if they fall due.
+// Concurrent Advances add up: the clock ends at the sum of them all.
 func (c *ManualClock) Advance(d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
-	target := c.now.Load() + int64(d)
+	c.mu.Lock()
+	c.goal += int64(d)
+	target := c.goal
+	c.mu.Unlock()
 	for {
 		c.mu.Lock()
 		if len(c.timers) == 0 || c.timers[0].when > target {

@@ -1,0 +1,294 @@
+package r4c_test
+
+// Benchmarks of the per-call cost (SPEC 10). Run them with
+//
+//	go test -run '^$' -bench . -benchmem -count 10 -cpu 1,2 .
+//
+// and compare medians with benchstat. The targets are ratios measured in the same run:
+// BenchmarkEngine <= 1.3x BenchmarkFloor, BenchmarkPipeline <= 1.5x BenchmarkEngine, and 0
+// allocs/op for all three and for BenchmarkEngineReject. The peer comparison (failsafe-go,
+// x/sync/semaphore) lives in the separate module under benchmarks/ so that this module keeps
+// no dependencies. docs/performance.md records the numbers.
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+)
+
+// Sinks keep results alive so that nothing under measurement is optimised away.
+var (
+	sinkInt  int64
+	sinkAtom atomic.Int64
+	sinkTime time.Time
+	sinkStr  string
+)
+
+// benchLimit is large enough that no benchmark of an admitted call is ever rejected, and is
+// also the limit's minimum and maximum, so the limit never moves during a run.
+const benchLimit = 1000
+
+var benchCfg = r4c.AdaptiveLimitConfig{InitialLimit: benchLimit, MinLimit: benchLimit, MaxLimit: benchLimit}
+
+func okCall(context.Context) (string, error) { return "ok", nil }
+
+// ---------- Floor ----------
+
+// floorBase is a fixed start with a monotonic reading: time.Since on it reads only the
+// monotonic clock, as the engine's system-clock fast path does.
+var floorBase = time.Now()
+
+// floorSlot is the least an admitted, measured call can do: take a slot with an atomic add
+// checked against a limit loaded from an atomic, read the monotonic clock when the call starts
+// and when it ends, and return the slot. The limit sits on another cache line than the
+// counter, as in the engine.
+type floorSlot struct {
+	inFlight atomic.Int64
+	_        [56]byte
+	limit    atomic.Int64
+	_        [56]byte
+}
+
+func newFloorSlot() *floorSlot {
+	f := &floorSlot{}
+	f.limit.Store(benchLimit)
+	return f
+}
+
+// call returns the measured latency of an empty call, or -1 when the limit is full.
+func (f *floorSlot) call() int64 {
+	if f.inFlight.Add(1) > f.limit.Load() {
+		f.inFlight.Add(-1)
+		return -1
+	}
+	start := time.Since(floorBase)
+	lat := time.Since(floorBase) - start
+	f.inFlight.Add(-1)
+	return int64(lat)
+}
+
+// BenchmarkFloor is the floor of an admitted call: two monotonic clock reads plus the atomics
+// of taking and returning a slot.
+func BenchmarkFloor(b *testing.B) {
+	b.Run("seq", func(b *testing.B) {
+		f := newFloorSlot()
+		b.ReportAllocs()
+		var sum int64
+		for b.Loop() {
+			lat := f.call()
+			if lat < 0 {
+				b.Fatal("rejected")
+			}
+			sum += lat
+		}
+		sinkInt = sum
+	})
+	b.Run("parallel", func(b *testing.B) {
+		f := newFloorSlot()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var sum int64
+			for pb.Next() {
+				lat := f.call()
+				if lat < 0 {
+					panic("rejected")
+				}
+				sum += lat
+			}
+			sinkAtom.Add(sum)
+		})
+	})
+}
+
+// ---------- Engine ----------
+
+// newBenchLimit builds a registry on the system clock with one adaptive limit, through a
+// pipeline (instances exist once a pipeline uses them), and returns both.
+func newBenchLimit(b *testing.B, cfg r4c.AdaptiveLimitConfig, opts ...r4c.Option) (*r4c.Pipeline[string], *r4c.AdaptiveLimitHandle) {
+	b.Helper()
+	reg, err := r4c.NewRegistry(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := r4c.NewPipeline[string](reg, "bench", cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := reg.AdaptiveLimit("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, h
+}
+
+func benchEngine(b *testing.B, opts ...r4c.Option) {
+	b.Run("seq", func(b *testing.B) {
+		_, h := newBenchLimit(b, benchCfg, opts...)
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := h.Acquire()
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Success()
+		}
+		if h.InFlight() != 0 {
+			b.Fatalf("%d slots leaked", h.InFlight())
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		_, h := newBenchLimit(b, benchCfg, opts...)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p, err := h.Acquire()
+				if err != nil {
+					panic(err)
+				}
+				p.Success()
+			}
+		})
+		if h.InFlight() != 0 {
+			b.Fatalf("%d slots leaked", h.InFlight())
+		}
+	})
+}
+
+// BenchmarkEngine is an admitted call through the engine: Acquire, then Success (a sample), on
+// the system clock.
+func BenchmarkEngine(b *testing.B) { benchEngine(b) }
+
+// wrappedClock is the system clock behind a type the registry does not recognise, so that the
+// engine reads it through the Clock interface instead of its system-clock fast path.
+type wrappedClock struct{ r4c.Clock }
+
+// BenchmarkEngineClockInterface is BenchmarkEngine with the clock read through the Clock
+// interface: the difference is what the system-clock fast path saves.
+func BenchmarkEngineClockInterface(b *testing.B) {
+	benchEngine(b, r4c.WithClock(wrappedClock{r4c.SystemClock()}))
+}
+
+// BenchmarkEngineReject is a rejection: the only slot is taken, so Acquire returns the
+// instance's *LimitExceededError.
+func BenchmarkEngineReject(b *testing.B) {
+	cfg := r4c.AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1, MaxLimit: 1}
+	b.Run("seq", func(b *testing.B) {
+		_, h := newBenchLimit(b, cfg)
+		held, err := h.Acquire()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer held.Success()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := h.Acquire(); err == nil {
+				b.Fatal("admitted")
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		_, h := newBenchLimit(b, cfg)
+		held, err := h.Acquire()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer held.Success()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := h.Acquire(); err == nil {
+					panic("admitted")
+				}
+			}
+		})
+	})
+}
+
+// ---------- Pipeline ----------
+
+// BenchmarkPipeline is an admitted call through Pipeline.Execute with only an AdaptiveLimit.
+func BenchmarkPipeline(b *testing.B) {
+	ctx := context.Background()
+	b.Run("seq", func(b *testing.B) {
+		p, h := newBenchLimit(b, benchCfg)
+		b.ReportAllocs()
+		var v string
+		for b.Loop() {
+			var err error
+			if v, err = p.Execute(ctx, okCall); err != nil {
+				b.Fatal(err)
+			}
+		}
+		sinkStr = v
+		if h.InFlight() != 0 {
+			b.Fatalf("%d slots leaked", h.InFlight())
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		p, h := newBenchLimit(b, benchCfg)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := p.Execute(ctx, okCall); err != nil {
+					panic(err)
+				}
+			}
+		})
+		if h.InFlight() != 0 {
+			b.Fatalf("%d slots leaked", h.InFlight())
+		}
+	})
+	b.Run("seq-reject", func(b *testing.B) {
+		p, h := newBenchLimit(b, r4c.AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1, MaxLimit: 1})
+		held, err := h.Acquire()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer held.Success()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Execute(ctx, okCall); !errors.Is(err, r4c.ErrLimitExceeded) {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// ---------- Clock reads ----------
+
+// clockIface is the system clock held in a package variable, so that the compiler cannot see
+// its dynamic type and must call Nanotime through the interface.
+var clockIface = r4c.SystemClock()
+
+// BenchmarkClock measures one read of each way of getting the time. time.Since on a fixed start
+// reads only the monotonic clock; time.Now reads the wall clock too.
+func BenchmarkClock(b *testing.B) {
+	b.Run("time.Now", func(b *testing.B) {
+		b.ReportAllocs()
+		var t time.Time
+		for b.Loop() {
+			t = time.Now()
+		}
+		sinkTime = t
+	})
+	b.Run("time.Since", func(b *testing.B) {
+		b.ReportAllocs()
+		var sum time.Duration
+		for b.Loop() {
+			sum += time.Since(floorBase)
+		}
+		sinkInt = int64(sum)
+	})
+	b.Run("SystemClock.Nanotime", func(b *testing.B) {
+		b.ReportAllocs()
+		var sum int64
+		for b.Loop() {
+			sum += clockIface.Nanotime()
+		}
+		sinkInt = sum
+	})
+}
