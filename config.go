@@ -167,6 +167,12 @@ type setting[C any] struct {
 	copy   func(dst, src *C)
 	// check validates a set value on its own; it returns the error code and false when invalid.
 	check func(c *C) (code string, ok bool)
+	doc   string // one sentence for the configuration reference
+}
+
+func (s setting[C]) describe(doc string) setting[C] {
+	s.doc = doc
+	return s
 }
 
 func intSetting[C any](key, valid string, f func(*C) *int, ok func(int) bool, code string) setting[C] {
@@ -264,7 +270,7 @@ func errorName(e error) string {
 
 var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 	{
-		key: "algorithm", valid: "gradient2 or aimd",
+		key: "algorithm", valid: "gradient2 or aimd", doc: "The algorithm that computes the limit from each window.",
 		format: func(c *AdaptiveLimitConfig) string { return c.Algorithm.String() },
 		isSet:  func(c *AdaptiveLimitConfig) bool { return c.Algorithm != 0 },
 		copy:   func(d, s *AdaptiveLimitConfig) { d.Algorithm = s.Algorithm },
@@ -273,31 +279,31 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		},
 	},
 	intSetting("initialLimit", "at least 1, and minLimit <= initialLimit <= maxLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne),
+		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne).describe("The limit before the first window completes."),
 	intSetting("minLimit", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, CodeLimitBelowOne),
+		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, CodeLimitBelowOne).describe("The lowest the limit goes."),
 	intSetting("maxLimit", "at least 1, and at least minLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, CodeLimitBelowOne),
+		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, CodeLimitBelowOne).describe("The highest the limit goes."),
 	durationSetting("window", "from 1ms to 1h",
 		func(c *AdaptiveLimitConfig) *time.Duration { return &c.Window },
-		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, CodeOutOfOrder),
+		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, CodeOutOfOrder).describe("The minimum duration of a window; a window also needs minWindowSamples samples."),
 	intSetting("minWindowSamples", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, CodeInvalidSetting),
+		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, CodeInvalidSetting).describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
 	floatSetting("smoothing", "in (0, 1]",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).describe("Gradient2: the share of each window's proposed limit that the estimate moves towards."),
 	floatSetting("rttTolerance", "at least 1",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).describe("Gradient2: how far above the long-term latency a window may be before the limit falls."),
 	intSetting("longWindow", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting),
+		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting).describe("Gradient2: the number of windows of the long-term latency average."),
 	intSetting("queueSize", "at least 0 (NoQueue, -1, for 0 in Go code)",
 		func(c *AdaptiveLimitConfig) *int { return &c.QueueSize },
-		func(v int) bool { return v >= 0 || v == NoQueue }, CodeInvalidSetting),
+		func(v int) bool { return v >= 0 || v == NoQueue }, CodeInvalidSetting).describe("Gradient2: the growth allowance added each window before smoothing."),
 	floatSetting("backoffRatio", "in (0, 1)",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }).describe("AIMD: the multiplier applied to the limit after a window with a drop."),
 	errorsSetting("dropOn", "a list of errors, matched with errors.Is; no nil entries",
-		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }),
+		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).describe("The failures that are drops (overload signals); setting it replaces the default list."),
 	{
-		key: "enabled", valid: "true or false",
+		key: "enabled", valid: "true or false", doc: "false disables the limit: every call passes and nothing is measured.",
 		format: func(c *AdaptiveLimitConfig) string { return c.Enabled.String() },
 		isSet:  func(c *AdaptiveLimitConfig) bool { return c.Enabled != 0 },
 		copy:   func(d, s *AdaptiveLimitConfig) { d.Enabled = s.Enabled },

@@ -2,6 +2,7 @@ package r4c_test
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -300,5 +301,18 @@ func TestObserversSeeOnlyRareEvents(t *testing.T) {
 	}
 	if r4c.EventRejected.String() != "rejected" || r4c.EventLimitChanged.String() != "limit_changed" {
 		t.Fatal("event type names")
+	}
+}
+
+func TestEveryCodeIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []string{r4c.CodeBadDuration, r4c.CodeBadAttribute, r4c.CodeLimitBelowOne, r4c.CodeOutOfOrder,
+		r4c.CodeInvalidSetting, r4c.CodeUnknownConfig, r4c.CodeConflict, r4c.CodeUnknownInstance, r4c.CodeUnknownKey, r4c.CodeInvalidValue} {
+		if !strings.Contains(string(doc), "## "+code+":") {
+			t.Errorf("docs/errors.md has no section for %s", code)
+		}
 	}
 }

@@ -1,0 +1,29 @@
+// Package r4c keeps services alive when their dependencies slow down or fail.
+//
+// Its headline policy is the adaptive concurrency limit (AdaptiveLimitConfig): a bulkhead that
+// finds its own size. It caps how many calls to a dependency run at once, raises the cap while
+// the dependency's latency holds and lowers it when latency grows or calls time out, following
+// Netflix's Gradient2 and AIMD algorithms applied once per window. Calls beyond the cap are
+// rejected at once with ErrLimitExceeded instead of queueing behind slow ones.
+//
+// A Registry holds the instances, their configuration (built-in defaults < WithDefaults < a
+// named configuration < the call site < WithInstance), the Clock they measure with and the
+// observers of their rare events. Calls go through a Pipeline:
+//
+//	reg, err := r4c.NewRegistry()
+//	search, err := r4c.NewPipeline[string](reg, "search", r4c.AdaptiveLimitConfig{MaxLimit: 100})
+//	s, err := search.Execute(ctx, func(ctx context.Context) (string, error) { return backend.Search(ctx, "go") })
+//
+// or, for middleware that cannot hand over a closure, through per-call permits
+// (AdaptiveLimitHandle.Acquire). Asynchronous calls (Pipeline.Go, Pipeline.ExecuteAsync) hold
+// their slot until their Future completes.
+//
+// Everything time-based reads the registry's Clock; tests pass r4ctest.NewManualClock to
+// WithClock, so that latencies and windows move only when the test advances the clock.
+//
+// The package imports only the standard library. See the docs folder of the repository for the
+// guide (docs/adaptive-limit.md), the configuration reference, the error codes and the
+// measured costs.
+package r4c
+
+//go:generate go test -run ^TestConfigurationReference$ -update .
