@@ -59,34 +59,33 @@ func WithClock(c Clock) Option {
 // WithDefaults sets registry-wide defaults for the policies given; repeated, later values win
 // field by field.
 func WithDefaults(cfgs ...PolicyConfig) Option {
-	return func(b *registryBuilder) { b.addLayer(&b.r.defaults, "registry defaults", cfgs) }
+	return func(b *registryBuilder) { b.addLayer(&b.r.defaults, "registry defaults", false, cfgs) }
 }
 
 // WithConfig registers a named configuration that policies start from when their Config names it.
 // A named configuration cannot itself name another one.
 func WithConfig(name string, cfgs ...PolicyConfig) Option {
 	return func(b *registryBuilder) {
-		if name == "" {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: "config", Msg: "WithConfig: the configuration name is empty"})
-			return
-		}
-		l := b.r.configs[name]
-		b.addLayer(&l, "config "+quote(name), cfgs)
-		b.r.configs[name] = l
+		b.addNamedLayer(b.r.configs, "config", "WithConfig: the configuration name is empty", name, cfgs)
 	}
 }
 
 // WithInstance sets per-instance overrides for the instance id: they win over everything else.
 func WithInstance(id string, cfgs ...PolicyConfig) Option {
 	return func(b *registryBuilder) {
-		if id == "" {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: "instance", Msg: "WithInstance: the instance id is empty"})
-			return
-		}
-		l := b.r.instances[id]
-		b.addLayer(&l, "instance "+quote(id), cfgs)
-		b.r.instances[id] = l
+		b.addNamedLayer(b.r.instances, "instance", "WithInstance: the instance id is empty", id, cfgs)
 	}
+}
+
+// addNamedLayer adds cfgs to the layer name of m (named configurations or instance overrides).
+func (b *registryBuilder) addNamedLayer(m map[string]layer, kind, emptyMsg, name string, cfgs []PolicyConfig) {
+	if name == "" {
+		b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: kind, Msg: emptyMsg})
+		return
+	}
+	l := m[name]
+	b.addLayer(&l, kind+" "+quote(name), kind == "config", cfgs)
+	m[name] = l
 }
 
 // WithObserver registers an observer of the registry's events (limit changes, rejections).
@@ -101,7 +100,9 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-func (b *registryBuilder) addLayer(l *layer, scope string, cfgs []PolicyConfig) {
+// addLayer merges cfgs into l, checking each field; scope names the layer in messages, and named
+// is true for named configurations, which cannot name another one.
+func (b *registryBuilder) addLayer(l *layer, scope string, named bool, cfgs []PolicyConfig) {
 	for _, c := range cfgs {
 		switch c := c.(type) {
 		case AdaptiveLimitConfig:
@@ -109,7 +110,7 @@ func (b *registryBuilder) addLayer(l *layer, scope string, cfgs []PolicyConfig) 
 				b.errs = append(b.errs, err)
 				continue
 			}
-			if c.Config != "" && scope != "registry defaults" && !isInstanceScope(scope) {
+			if c.Config != "" && named {
 				b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "config", Value: c.Config,
 					Msg: scope + ": adaptiveLimit.config = " + c.Config + " is invalid: a named configuration cannot name another"})
 				continue
@@ -123,7 +124,7 @@ func (b *registryBuilder) addLayer(l *layer, scope string, cfgs []PolicyConfig) 
 				b.errs = append(b.errs, nilConfigError(scope))
 				continue
 			}
-			b.addLayer(l, scope, []PolicyConfig{*c})
+			b.addLayer(l, scope, named, []PolicyConfig{*c})
 		case nil:
 			b.errs = append(b.errs, nilConfigError(scope))
 		default:
@@ -132,8 +133,6 @@ func (b *registryBuilder) addLayer(l *layer, scope string, cfgs []PolicyConfig) 
 		}
 	}
 }
-
-func isInstanceScope(scope string) bool { return len(scope) > 9 && scope[:9] == "instance " }
 
 func nilConfigError(scope string) error {
 	return &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Value: "nil", Msg: scope + ": a policy config is nil"}
