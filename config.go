@@ -22,6 +22,7 @@ type PolicyConfig interface {
 // LimitAlgorithm selects the algorithm of an adaptive limit. The zero value means "not set".
 type LimitAlgorithm uint8
 
+// The algorithms of an adaptive limit.
 const (
 	// Gradient2 compares each window's latency with a long-term average (the default).
 	Gradient2 LimitAlgorithm = iota + 1
@@ -46,6 +47,7 @@ func (a LimitAlgorithm) String() string {
 // configuration can both disable and re-enable a policy.
 type Toggle uint8
 
+// The values of a Toggle.
 const (
 	// On enables the policy (the default).
 	On Toggle = iota + 1

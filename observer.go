@@ -20,6 +20,7 @@ func (f ObserverFunc) Observe(e Event) { f(e) }
 // EventType says what happened.
 type EventType uint8
 
+// The event types.
 const (
 	// EventRejected: a call was rejected (Limit holds the limit at that moment).
 	EventRejected EventType = iota + 1
