@@ -20,6 +20,9 @@ type Pipeline[T any] struct {
 	reg   *Registry
 	limit *AdaptiveLimitHandle // nil when the pipeline has no adaptive limit
 	run   call[T]              // the policies composed in canonical order, ending in the call
+	// limitRejected is the future every async call rejected by the limit gets: completed once,
+	// a future is immutable, so all rejections can share it and allocate nothing.
+	limitRejected *Future[T]
 }
 
 // call is a pipeline, or the rest of one, applied to a function. Stages pass fn down instead of
@@ -95,6 +98,7 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 	var stages []stage[T]
 	if p.limit != nil && p.limit.enabled {
 		stages = append(stages, limitStage[T](p.limit))
+		p.limitRejected = failedFuture[T](p.limit.rejection)
 	}
 	p.run = invoke[T]
 	for i := len(stages) - 1; i >= 0; i-- {
@@ -171,17 +175,23 @@ func (s *asyncSlot) end(o outcome) {
 	}
 }
 
-// beginAsync takes the slot of an asynchronous call and prepares its future: cancelling the
-// future, or the caller's ctx, cancels the call's context and frees the slot without a sample.
-func (p *Pipeline[T]) beginAsync(ctx context.Context) (cctx context.Context, slot *asyncSlot, out *Future[T], finish func(T, error), err error) {
-	slot = &asyncSlot{}
-	if p.limit != nil && p.limit.enabled {
-		start, err := p.limit.acquire()
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		slot.l, slot.start = p.limit, start
+// admitAsync takes the slot of an asynchronous call, if the pipeline has a limit. On a
+// rejection it returns the pipeline's shared rejected future, before anything is allocated.
+func (p *Pipeline[T]) admitAsync() (*asyncSlot, *Future[T]) {
+	if p.limitRejected == nil {
+		return &asyncSlot{}, nil
 	}
+	start, err := p.limit.acquire()
+	if err != nil {
+		return nil, p.limitRejected
+	}
+	return &asyncSlot{l: p.limit, start: start}, nil
+}
+
+// beginAsync prepares the future of an admitted asynchronous call: cancelling the future, or
+// the caller's ctx, cancels the call's context and frees the slot without a sample. finish
+// ends the call with its result.
+func (p *Pipeline[T]) beginAsync(ctx context.Context, slot *asyncSlot) (cctx context.Context, out *Future[T], finish func(T, error)) {
 	cctx, cancel := context.WithCancel(ctx)
 	out = NewFuture[T]()
 	out.whenCancelled(func() {
@@ -197,7 +207,7 @@ func (p *Pipeline[T]) beginAsync(ctx context.Context) (cctx context.Context, slo
 		cancel()
 		out.Complete(v, err)
 	}
-	return cctx, slot, out, finish, nil
+	return cctx, out, finish
 }
 
 // Go runs fn through the pipeline in a new goroutine and returns its future at once. The call
@@ -209,10 +219,11 @@ func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error
 	if ctx == nil || fn == nil {
 		return failedFuture[T](p.checkCall(ctx, fn == nil))
 	}
-	cctx, slot, out, finish, err := p.beginAsync(ctx)
-	if err != nil {
-		return failedFuture[T](err)
+	slot, rejected := p.admitAsync()
+	if rejected != nil {
+		return rejected
 	}
+	cctx, out, finish := p.beginAsync(ctx, slot)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -236,10 +247,11 @@ func (p *Pipeline[T]) ExecuteAsync(ctx context.Context, fn func(context.Context)
 	if ctx == nil || fn == nil {
 		return failedFuture[T](p.checkCall(ctx, fn == nil))
 	}
-	cctx, slot, out, finish, err := p.beginAsync(ctx)
-	if err != nil {
-		return failedFuture[T](err)
+	slot, rejected := p.admitAsync()
+	if rejected != nil {
+		return rejected
 	}
+	cctx, out, finish := p.beginAsync(ctx, slot)
 	var inner *Future[T]
 	func() {
 		defer func() {

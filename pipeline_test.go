@@ -271,3 +271,23 @@ func TestPipelineWithoutPoliciesRunsTheCall(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestAsyncRejectionAllocatesNothing(t *testing.T) {
+	reg, _ := newRegistry(t)
+	p := newPipeline[string](t, reg, "full", r4c.AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1})
+	held := acquire(t, handle(t, reg, "full"))
+	defer held.Success()
+	ctx := context.Background()
+	goFn := func(context.Context) (string, error) { return "", nil }
+	asyncFn := func(context.Context) *r4c.Future[string] { return r4c.NewFuture[string]() }
+	if a := testing.AllocsPerRun(100, func() { p.Go(ctx, goFn) }); a != 0 {
+		t.Errorf("a rejection through Go allocates %v times", a)
+	}
+	if a := testing.AllocsPerRun(100, func() { p.ExecuteAsync(ctx, asyncFn) }); a != 0 {
+		t.Errorf("a rejection through ExecuteAsync allocates %v times", a)
+	}
+	f := p.Go(ctx, goFn)
+	if _, err := f.Get(ctx); !errors.Is(err, r4c.ErrLimitExceeded) || f.Cancel() || f.Complete("x", nil) {
+		t.Fatal("the shared rejected future is not immutable")
+	}
+}

@@ -1,0 +1,286 @@
+// Command r4c-demo shows an adaptive limit following a dependency whose capacity changes.
+//
+// It simulates minutes of traffic in about a second of real time: every run uses an
+// r4ctest.ManualClock, and the simulator advances it from one event to the next.
+//
+// # The model
+//
+// The dependency serves C(t) calls at once, C(t) following a pattern of phases (by default 40
+// calls for 60 s, then 10 for 60 s, then 60 for 60 s). A call's latency is fixed when it starts:
+// the base latency (50 ms) while the dependency serves at most C calls, and base*n/C when it
+// serves n > C: the excess queues, every call getting a 1/n share of the C workers, so the
+// dependency never completes more than C/base calls a second however many it is given. Each
+// latency is multiplied by a seeded jitter factor in [0.9, 1.1] (math/rand/v2), so the curves are
+// not artificially smooth, and every run with the same seed is identical.
+//
+// Calls arrive at a constant rate, evenly spaced: 1.5 times the most the dependency can ever
+// complete (1.5*max(C)/base: 1800 calls/s for the default pattern). The load always exceeds
+// the capacity, so the limit, not the load, decides how many calls run at once; the excess is
+// rejected.
+//
+// Two limits take the same traffic, each in its own registry on its own clock, in front of its
+// own copy of the dependency:
+//
+//   - Gradient2 (the default algorithm) sees only latency: it grows while a window's mean
+//     latency stays within RTTTolerance (1.5) times its long-term average, and shrinks when calls
+//     queue. With that tolerance it settles where calls queue a little: around 1.5-2x the
+//     capacity in this model, with the latency up by as much.
+//   - AIMD ignores latency and reacts only to drops. Its calls time out after 75 ms (1.5x the
+//     base latency): a call that would take longer ends at the timeout, leaving the dependency,
+//     with an error wrapping r4c.ErrCallTimeout, which is a drop by default. The library has no
+//     Timeout policy yet, so the timeout is simulated inside the dependency call; once there is
+//     one, it belongs in the pipeline instead. AIMD settles just under the concurrency at which
+//     calls start to time out, a sawtooth around 1.2-1.3x the capacity.
+//
+// Both limits start at 20, may go up to 200, and use windows of 100 ms: ten recomputations of the
+// limit a simulated second, so that each phase gives them hundreds of windows. Gradient2's
+// LongWindow is raised in proportion (6000 windows, ten minutes as with the defaults' 600 windows
+// of 1 s), or its long-term average would learn the queueing latency within a phase and let the
+// limit drift up. All other settings are the defaults.
+//
+// Calls go through r4c.Pipeline.ExecuteAsync: the dependency returns an r4c.Future that the
+// simulator completes when the call's time comes, which releases the slot and records the sample
+// (or the drop). Rejections come back as futures already failed with r4c.ErrLimitExceeded.
+//
+// # Usage
+//
+//	go run ./cmd/r4c-demo [-pattern 40:60s,10:60s,60:60s] [-duration 180s]
+//	    [-algorithm both|gradient2|aimd] [-every N] [-quiet] [-seed N]
+//
+// It prints a line per simulated second (the capacity, then for each limit: the limit and the
+// calls in flight at the end of the second, the mean latency of the calls that ended during it,
+// timeouts included, and its rejections and timeouts), a chart of the capacity and the limits
+// over time, and a summary per phase: mean limits and the throughput achieved.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the parsed flags.
+type options struct {
+	pattern    Pattern
+	seconds    int
+	algorithms []r4c.LimitAlgorithm
+	every      int // print every Nth second; 0: none
+	seed       uint64
+}
+
+// run is the command: it returns the exit code (2 for bad flags).
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errReported):
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "r4c-demo: %v (see -h)\n", err)
+		return 2
+	}
+	results, err := simulate(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "r4c-demo: %v\n", err)
+		return 1
+	}
+	report(stdout, opts, results)
+	return 0
+}
+
+// errReported is a flag error that the flag package has already printed.
+var errReported = errors.New("bad flags")
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("r4c-demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pattern := fs.String("pattern", DefaultPattern, "the dependency's capacity over time: capacity:duration pairs; the last one repeats")
+	duration := fs.String("duration", "", "simulated time, in whole seconds (default: the pattern's length)")
+	algorithm := fs.String("algorithm", "both", "gradient2, aimd or both")
+	every := fs.Int("every", 1, "print every Nth second")
+	quiet := fs.Bool("quiet", false, "print only the chart and the summary")
+	seed := fs.Uint64("seed", 1, "seed of the latency jitter")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: r4c-demo [flags]\n\nSimulates an adaptive limit in front of a dependency whose capacity changes.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return options{}, err
+		}
+		return options{}, errReported // the flag package printed it, with the usage
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var o options
+	var err error
+	if o.pattern, err = ParsePattern(*pattern); err != nil {
+		return options{}, fmt.Errorf("-pattern: %v", err)
+	}
+	o.seconds = int(o.pattern.Duration() / time.Second)
+	if *duration != "" {
+		d, err := ParseSeconds(*duration)
+		if err != nil {
+			return options{}, fmt.Errorf("-duration: %v", err)
+		}
+		o.seconds = int(d / time.Second)
+	}
+	switch strings.ToLower(*algorithm) {
+	case "both":
+		o.algorithms = []r4c.LimitAlgorithm{r4c.Gradient2, r4c.AIMD}
+	case "gradient2":
+		o.algorithms = []r4c.LimitAlgorithm{r4c.Gradient2}
+	case "aimd":
+		o.algorithms = []r4c.LimitAlgorithm{r4c.AIMD}
+	default:
+		return options{}, fmt.Errorf("-algorithm %q: want gradient2, aimd or both", *algorithm)
+	}
+	if *every < 1 {
+		return options{}, fmt.Errorf("-every %d: want at least 1", *every)
+	}
+	if !*quiet {
+		o.every = *every
+	}
+	o.seed = *seed
+	return o, nil
+}
+
+// simulate runs one simulation per algorithm, in parallel: they share nothing.
+func simulate(o options) ([]*Result, error) {
+	results := make([]*Result, len(o.algorithms))
+	errs := make([]error, len(o.algorithms))
+	var wg sync.WaitGroup
+	for i, alg := range o.algorithms {
+		wg.Go(func() {
+			results[i], errs[i] = Run(DemoConfig(alg, o.pattern, o.seconds, o.seed))
+		})
+	}
+	wg.Wait()
+	return results, errors.Join(errs...)
+}
+
+// report prints the per-second lines, the chart and the summary.
+func report(w io.Writer, o options, results []*Result) {
+	fmt.Fprintf(w, "pattern %s over %ds, seed %d; offered load %d calls/s, base latency %v\n",
+		o.pattern, o.seconds, o.seed, results[0].Offered, results[0].Config.Base)
+	if o.every > 0 {
+		fmt.Fprintln(w)
+		printSeconds(w, o.every, results)
+	}
+
+	fmt.Fprintln(w)
+	series := []Series{{Name: "capacity", Mark: '-', Values: values(results[0], func(s Second) int { return s.Capacity })}}
+	for _, r := range results {
+		name := r.Config.Limit.Algorithm.String()
+		series = append(series, Series{Name: name, Mark: mark(r), Values: values(r, func(s Second) int { return s.Limit })})
+	}
+	Chart(w, 90, 15, series...)
+
+	fmt.Fprintln(w)
+	printSummary(w, results)
+}
+
+func mark(r *Result) byte {
+	if r.Config.Limit.Algorithm == r4c.AIMD {
+		return 'A'
+	}
+	return 'G'
+}
+
+func values(r *Result, f func(Second) int) []float64 {
+	v := make([]float64, len(r.Seconds))
+	for i, s := range r.Seconds {
+		v[i] = float64(f(s))
+	}
+	return v
+}
+
+func printSeconds(w io.Writer, every int, results []*Result) {
+	var h1, h2 strings.Builder
+	fmt.Fprintf(&h1, "%-10s", "")
+	fmt.Fprintf(&h2, "%5s %4s", "time", "cap")
+	for _, r := range results {
+		if r.Config.Timeout > 0 {
+			fmt.Fprintf(&h1, " | %-38s", r.Config.Limit.Algorithm.String()+" (timeout "+r.Config.Timeout.String()+")")
+			fmt.Fprintf(&h2, " | %5s %5s %7s %6s %6s", "limit", "infl", "lat ms", "rej/s", "tmo/s")
+		} else {
+			fmt.Fprintf(&h1, " | %-31s", r.Config.Limit.Algorithm.String())
+			fmt.Fprintf(&h2, " | %5s %5s %7s %6s", "limit", "infl", "lat ms", "rej/s")
+		}
+	}
+	fmt.Fprintln(w, strings.TrimRight(h1.String(), " "))
+	fmt.Fprintln(w, h2.String())
+	for i := range results[0].Seconds {
+		if (i+1)%every != 0 {
+			continue
+		}
+		s0 := results[0].Seconds[i]
+		fmt.Fprintf(w, "%4ds %4d", s0.Time, s0.Capacity)
+		for _, r := range results {
+			s := r.Seconds[i]
+			fmt.Fprintf(w, " | %5d %5d %7.1f %6d", s.Limit, s.InFlight, ms(s.AvgLatency), s.Rejected)
+			if r.Config.Timeout > 0 {
+				fmt.Fprintf(w, " %6d", s.TimedOut)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func printSummary(w io.Writer, results []*Result) {
+	perSecond := float64(time.Second) / float64(results[0].Config.Base) // calls/s per unit of capacity
+	fmt.Fprintf(w, "Per phase: the mean limit over the phase and over its second half (settled), successful\n")
+	fmt.Fprintf(w, "calls per second (best possible: capacity/base latency) and the mean latency.\n\n")
+	var h1, h2 strings.Builder
+	fmt.Fprintf(&h1, "%-21s", "")
+	fmt.Fprintf(&h2, "%-9s %4s %6s", "phase", "cap", "best/s")
+	for _, r := range results {
+		fmt.Fprintf(&h1, " | %-31s", r.Config.Limit.Algorithm)
+		fmt.Fprintf(&h2, " | %5s %7s %7s %7s", "limit", "settled", "calls/s", "lat ms")
+	}
+	fmt.Fprintln(w, strings.TrimRight(h1.String(), " "))
+	fmt.Fprintln(w, h2.String())
+	phases := make([][]PhaseStats, len(results))
+	for i, r := range results {
+		phases[i] = r.Phases()
+	}
+	for p, sp := range phases[0] {
+		fmt.Fprintf(w, "%-9s %4d %6.0f", fmt.Sprintf("%d-%ds", sp.Start, sp.End), sp.Capacity, float64(sp.Capacity)*perSecond)
+		for i := range results {
+			st := phases[i][p]
+			fmt.Fprintf(w, " | %5.1f %7.1f %7.0f %7.1f", st.MeanLimit, st.SettledLimit, st.Throughput, ms(st.MeanLatency))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	best := 0.0
+	for _, s := range results[0].Seconds {
+		best += float64(s.Capacity) * perSecond
+	}
+	for _, r := range results {
+		var ok, rej, tmo int
+		for _, s := range r.Seconds {
+			ok += s.Succeeded
+			rej += s.Rejected
+			tmo += s.TimedOut
+		}
+		fmt.Fprintf(w, "%-10s %d succeeded (%.0f/s, %.1f%% of the best possible), %d rejected, %d timed out; final limit %d after %d windows\n",
+			r.Config.Limit.Algorithm.String()+":", ok, float64(ok)/float64(len(r.Seconds)), 100*float64(ok)/best, rej, tmo,
+			r.Final.Limit, r.Final.Windows)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
