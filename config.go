@@ -91,7 +91,8 @@ type AdaptiveLimitConfig struct {
 	Smoothing float64
 	// RTTTolerance is how much above the long-term latency Gradient2 tolerates, >= 1 (default 1.5).
 	RTTTolerance float64
-	// LongWindow is the number of windows of Gradient2's long-term average (default 600).
+	// LongWindow is the number of windows of Gradient2's long-term average (default 600). It
+	// counts windows, not time: with a shorter Window the average forgets sooner.
 	LongWindow int
 	// QueueSize is Gradient2's growth allowance per window before smoothing (default 4). Use
 	// NoQueue for zero.
@@ -294,9 +295,9 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 	floatSetting("smoothing", "in (0, 1]",
 		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).describe("Gradient2: the share of each window's proposed limit that the estimate moves towards."),
 	floatSetting("rttTolerance", "at least 1",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).describe("Gradient2: how far above the long-term latency a window may be before the limit falls."),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).describe("Gradient2: how far above the long-term latency a window may be before the limit falls; the limit settles where queueing raises latency about this much."),
 	intSetting("longWindow", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting).describe("Gradient2: the number of windows of the long-term latency average."),
+		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting).describe("Gradient2: the number of windows (not a duration) of the long-term latency average: its memory is about longWindow x window."),
 	intSetting("queueSize", "at least 0 (NoQueue, -1, for 0 in Go code)",
 		func(c *AdaptiveLimitConfig) *int { return &c.QueueSize },
 		func(v int) bool { return v >= 0 || v == NoQueue }, CodeInvalidSetting).describe("Gradient2: the growth allowance added each window before smoothing."),
