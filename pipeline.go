@@ -194,11 +194,15 @@ func (p *Pipeline[T]) admitAsync() (*asyncSlot, *Future[T]) {
 func (p *Pipeline[T]) beginAsync(ctx context.Context, slot *asyncSlot) (cctx context.Context, out *Future[T], finish func(T, error)) {
 	cctx, cancel := context.WithCancel(ctx)
 	out = NewFuture[T]()
-	out.whenCancelled(func() {
+	stop := context.AfterFunc(ctx, func() { out.cancelWith(ctx.Err()) })
+	cancelled := func() {
+		stop() // unregisters from ctx, which may live much longer than the call
 		slot.end(outcomeFree)
 		cancel()
-	})
-	stop := context.AfterFunc(ctx, func() { out.cancelWith(ctx.Err()) })
+	}
+	if !out.whenCancelled(cancelled) {
+		cancelled() // ctx was already done: the future is cancelled
+	}
 	finish = func(v T, err error) {
 		stop()
 		if slot.l != nil {
