@@ -22,12 +22,18 @@ type AdaptiveLimitHandle struct {
 	inFlight    atomic.Int64
 	window      atomic.Uint64 // the current window's samples: latencySum<<countBits | count
 	maxInFlight atomic.Int64  // the largest in-flight count admitted in the current window
-	rejected    atomic.Int64
 
 	_ [64]byte // keep the fields read by every call off the line the calls write
 
 	limit     atomic.Int64
 	windowEnd atomic.Int64 // Nanotime at or after which the current window is over
+
+	_ [64]byte
+
+	// Written only by rejections: on its own line, so that a flood of rejections does not
+	// bounce the line admitted calls write (a rejection at -cpu 2 measured 7.4 ns here against
+	// 5.0 on the shared line).
+	rejected atomic.Int64
 
 	// Fixed at construction.
 	id          string

@@ -251,9 +251,12 @@ func BenchmarkPipeline(b *testing.B) {
 		defer held.Success()
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := p.Execute(ctx, okCall); !errors.Is(err, r4c.ErrLimitExceeded) {
-				b.Fatal(err)
+			if _, err := p.Execute(ctx, okCall); err == nil {
+				b.Fatal("admitted")
 			}
+		}
+		if _, err := p.Execute(ctx, okCall); !errors.Is(err, r4c.ErrLimitExceeded) {
+			b.Fatalf("err = %v, want ErrLimitExceeded", err)
 		}
 	})
 }

@@ -1,0 +1,32 @@
+// Package benchmarks compares, in one benchmark run, the cost of one admitted call through
+// r4c's adaptive limit with its peers (SPEC 10). It is a separate module so that the r4c module
+// itself keeps no dependencies.
+//
+// BenchmarkAdmitted measures an empty call that is admitted, sequentially ("seq") and from
+// GOMAXPROCS goroutines sharing one instance ("parallel"), for:
+//
+//   - floor: the least a measured, limited call can do: an atomic add on a shared in-flight
+//     counter checked against a limit loaded from an atomic, two monotonic clock reads
+//     (time.Since on a fixed start) and the atomic add that returns the slot;
+//   - r4c-engine: AdaptiveLimitHandle.Acquire then AdaptiveLimitPermit.Success;
+//   - r4c-pipeline: Pipeline.Execute with only an AdaptiveLimit;
+//   - semaphore: golang.org/x/sync/semaphore TryAcquire(1) then Release(1). It measures
+//     nothing, so its distance to the floor is what the two clock reads cost;
+//   - failsafe-permit: failsafe-go's adaptivelimiter, TryAcquirePermit then Permit.Record;
+//   - failsafe-executor: the same limiter through failsafe.With(limiter).Get(fn), the executor
+//     built once outside the loop.
+//
+// Every limit is fixed at 1000 (min = initial = max), so nothing is ever rejected and no limit
+// moves during a run; a rejection fails the benchmark. failsafe-go's limiter would otherwise
+// lower its limit towards a multiple of the peak in-flight count (its maxLimitFactor).
+//
+// Run, from this directory:
+//
+//	go test -run '^$' -bench . -benchmem -count 10 -cpu 1,2 . | tee bench.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest bench.txt
+//
+// Compare only numbers from the same run: the ratios, not the absolute values, are the targets.
+// results/ holds the raw output behind docs/performance.md.
+// go test ./... runs TestContendersAdmit, which checks that every contender admits and
+// completes a call and leaves no slot taken.
+package benchmarks
