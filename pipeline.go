@@ -52,47 +52,14 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 	if id == "" {
 		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
 	}
-	scope := "instance " + quote(id)
-	var limitCfg *AdaptiveLimitConfig
-	for _, c := range cfgs {
-		switch c := c.(type) {
-		case AdaptiveLimitConfig:
-			if limitCfg != nil {
-				return nil, duplicatePolicyError(id, c.PolicyName())
-			}
-			limitCfg = &c
-		case *AdaptiveLimitConfig:
-			if c == nil {
-				return nil, nilConfigError(scope)
-			}
-			if limitCfg != nil {
-				return nil, duplicatePolicyError(id, c.PolicyName())
-			}
-			limitCfg = c
-		case nil:
-			return nil, nilConfigError(scope)
-		default:
-			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Msg: fmt.Sprintf("%s: policy config %T is not supported", scope, c)}
-		}
+	ps, fb, err := reg.resolvePolicies(id, pipelineOwner, cfgs)
+	if err != nil {
+		return nil, err
 	}
-
-	p := &Pipeline[T]{id: id, reg: reg}
-	// Resolve and check everything first, then create: nothing is half-registered.
-	var limitResolved AdaptiveLimitConfig
-	if limitCfg != nil {
-		var err error
-		if limitResolved, err = reg.resolveAdaptiveLimit(id, *limitCfg); err != nil {
-			return nil, err
-		}
+	if fb != nil {
+		return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback", Msg: "fallback: not implemented yet"}
 	}
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	if limitCfg != nil {
-		if _, err := reg.adaptiveLimitLocked(id, pipelineOwner, limitResolved, false); err != nil {
-			return nil, err
-		}
-		p.limit, _ = reg.adaptiveLimitLocked(id, pipelineOwner, limitResolved, true)
-	}
+	p := &Pipeline[T]{id: id, reg: reg, limit: ps.limit}
 
 	// Compose inside-out: the innermost stage wraps the call.
 	var stages []stage[T]
@@ -105,11 +72,6 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 		p.run = stages[i](p.run)
 	}
 	return p, nil
-}
-
-func duplicatePolicyError(id, policy string) error {
-	return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: policy,
-		Msg: fmt.Sprintf("instance %s: %s is given twice to NewPipeline", quote(id), policy)}
 }
 
 // ID returns the pipeline's instance id.
