@@ -202,4 +202,3 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
 		"false disables the limit: every call passes and nothing is measured."),
 }
-

@@ -33,10 +33,10 @@ type layer map[string]PolicyConfig
 
 // instance is a policy instance of the registry.
 type instance struct {
-	handle any         // *AdaptiveLimitHandle, *BulkheadHandle, ...
-	cfg    any         // its resolved configuration
-	owner  string      // who created it, for R4C-REG-008 messages
-	snap   func() any  // reads its snapshot
+	handle any        // *AdaptiveLimitHandle, *BulkheadHandle, ...
+	cfg    any        // its resolved configuration
+	owner  string     // who created it, for R4C-REG-008 messages
+	snap   func() any // reads its snapshot
 }
 
 // addToLayer merges c, checked field by field, into l. named is true for named configurations,
@@ -83,12 +83,16 @@ func WithDefaults(cfgs ...PolicyConfig) Option {
 // WithConfig registers a named configuration that policies start from when their Config names it.
 // A named configuration cannot itself name another one.
 func WithConfig(name string, cfgs ...PolicyConfig) Option {
-	return func(b *registryBuilder) { b.addNamedLayer(b.r.configs, "config", "WithConfig: the configuration name is empty", name, cfgs) }
+	return func(b *registryBuilder) {
+		b.addNamedLayer(b.r.configs, "config", "WithConfig: the configuration name is empty", name, cfgs)
+	}
 }
 
 // WithInstance sets per-instance overrides for the instance id: they win over everything else.
 func WithInstance(id string, cfgs ...PolicyConfig) Option {
-	return func(b *registryBuilder) { b.addNamedLayer(b.r.instances, "instance", "WithInstance: the instance id is empty", id, cfgs) }
+	return func(b *registryBuilder) {
+		b.addNamedLayer(b.r.instances, "instance", "WithInstance: the instance id is empty", id, cfgs)
+	}
 }
 
 // addNamedLayer adds cfgs to the layer name of m (named configurations or instance overrides).
