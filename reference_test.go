@@ -62,6 +62,12 @@ The keys are the names external configuration will use (` + "`defaults.<policy>.
 properties, JSON and the environment is not implemented yet: today the settings are given in Go.
 `)
 	renderPolicy(&b, &adaptiveLimitSpec)
+	renderPolicy(&b, &bulkheadSpec)
+	renderPolicy(&b, &timeoutSpec)
+	renderPolicy(&b, &rateLimiterSpec)
+	renderPolicy(&b, &retrySpec)
+	renderPolicy(&b, &circuitBreakerSpec)
+	renderPolicy(&b, &hedgeSpec)
 	return b.Bytes()
 }
 
@@ -90,6 +96,12 @@ func goTypeName(t reflect.Type) string {
 
 func TestEverySettingHasAFieldAndADoc(t *testing.T) {
 	checkSettings(t, &adaptiveLimitSpec)
+	checkSettings(t, &bulkheadSpec)
+	checkSettings(t, &timeoutSpec)
+	checkSettings(t, &rateLimiterSpec)
+	checkSettings(t, &retrySpec)
+	checkSettings(t, &circuitBreakerSpec)
+	checkSettings(t, &hedgeSpec)
 }
 
 func checkSettings[C any](t *testing.T, spec *policySpec[C]) {

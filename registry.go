@@ -348,13 +348,25 @@ func (r *Registry) AdaptiveLimit(id string) (*AdaptiveLimitHandle, error) {
 
 // Snapshot is a reading of every instance of a registry, each list sorted by ID.
 type Snapshot struct {
-	AdaptiveLimits []AdaptiveLimitSnapshot
+	AdaptiveLimits  []AdaptiveLimitSnapshot
+	Bulkheads       []BulkheadSnapshot
+	Timeouts        []TimeoutSnapshot
+	RateLimiters    []RateLimiterSnapshot
+	Retries         []RetrySnapshot
+	CircuitBreakers []CircuitBreakerSnapshot
+	Hedges          []HedgeSnapshot
 }
 
 // Snapshot reads every instance. Metrics adapters call it when scraped.
 func (r *Registry) Snapshot() Snapshot {
 	return Snapshot{
-		AdaptiveLimits: snapshots[AdaptiveLimitSnapshot](r, policyAdaptiveLimit),
+		AdaptiveLimits:  snapshots[AdaptiveLimitSnapshot](r, policyAdaptiveLimit),
+		Bulkheads:       snapshots[BulkheadSnapshot](r, policyBulkhead),
+		Timeouts:        snapshots[TimeoutSnapshot](r, policyTimeout),
+		RateLimiters:    snapshots[RateLimiterSnapshot](r, policyRateLimiter),
+		Retries:         snapshots[RetrySnapshot](r, policyRetry),
+		CircuitBreakers: snapshots[CircuitBreakerSnapshot](r, policyCircuitBreaker),
+		Hedges:          snapshots[HedgeSnapshot](r, policyHedge),
 	}
 }
 

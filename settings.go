@@ -274,3 +274,13 @@ func scopeID(scope string) string {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// checkErrorList checks a list of errors given outside the settings tables (a fallback's On).
+func checkErrorList(errs []error, scope, policy, key string) ([]error, error) {
+	for _, e := range errs {
+		if e == nil {
+			return nil, settingError(CodeInvalidSetting, scope, policy, key, formatErrors(errs), "a list of errors, matched with errors.Is; no nil entries")
+		}
+	}
+	return errs, nil
+}
