@@ -135,6 +135,15 @@ func runAsync[T any](ctx context.Context, next call[T], fn func(context.Context)
 	}()
 }
 
+// expired counts and publishes a timeout and returns its error.
+func (h *TimeoutHandle) expired() error {
+	h.timedOut.Add(1)
+	if h.reg.observed {
+		h.reg.publish(Event{Type: EventTimedOut, Kind: KindTimeout, Instance: h.id, Duration: h.cfg.Timeout})
+	}
+	return h.err
+}
+
 // timeoutStage bounds the rest of the pipeline. The rest runs in its own goroutine so that the
 // call returns at the deadline even if the function ignores its context; the abandoned
 // function's result is discarded when it returns. The timer is stopped when the call ends first.
@@ -154,16 +163,12 @@ func timeoutStage[T any](h *TimeoutHandle) stage[T] {
 			case r = <-done:
 			case <-cctx.Done():
 				select {
-				case r = <-done: // finished at the deadline: the result wins
+				case r = <-done: // finished at the deadline: judged below
 				default:
 					timer.Stop() // when the caller cancelled, the timer is still pending
 					var zero T
 					if tctx.expired.Load() {
-						h.timedOut.Add(1)
-						if h.reg.observed {
-							h.reg.publish(Event{Type: EventTimedOut, Kind: KindTimeout, Instance: h.id, Duration: h.cfg.Timeout})
-						}
-						return zero, h.err
+						return zero, h.expired()
 					}
 					return zero, ctx.Err() // the caller cancelled
 				}
@@ -172,6 +177,12 @@ func timeoutStage[T any](h *TimeoutHandle) stage[T] {
 			cancel(nil)
 			if r.panicked != nil {
 				panic(r.panicked.Value)
+			}
+			if r.err != nil && tctx.expired.Load() {
+				// Failed once the timeout had fired (typically with its context's error): a
+				// timeout, whichever goroutine noticed first.
+				var zero T
+				return zero, h.expired()
 			}
 			return r.v, r.err
 		}
