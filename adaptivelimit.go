@@ -75,7 +75,12 @@ const (
 	maxPackedLimit = 1 << (countBits - 2)
 )
 
-func newAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *AdaptiveLimitHandle {
+// newAdaptiveLimit returns the constructor of adaptive limit id in reg.
+func newAdaptiveLimit(reg *Registry, id string) func(AdaptiveLimitConfig) *AdaptiveLimitHandle {
+	return func(cfg AdaptiveLimitConfig) *AdaptiveLimitHandle { return makeAdaptiveLimit(reg, id, cfg) }
+}
+
+func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *AdaptiveLimitHandle {
 	l := &AdaptiveLimitHandle{
 		id:          id,
 		cfg:         cfg,
@@ -298,6 +303,8 @@ type AdaptiveLimitSnapshot struct {
 	// Estimate is Gradient2's unrounded estimate (equal to Limit for AIMD).
 	Estimate float64
 }
+
+func (l *AdaptiveLimitHandle) snapshotAny() any { return l.Snapshot() }
 
 // Snapshot returns the instance's state. It takes the window lock briefly.
 func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {

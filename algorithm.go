@@ -31,8 +31,8 @@ func NewAdaptiveAlgorithm(cfg AdaptiveLimitConfig) (AdaptiveAlgorithm, error) {
 		return nil, &ConfigError{Code: CodeUnknownConfig, Policy: policyAdaptiveLimit, Key: "config", Value: cfg.Config,
 			Msg: "adaptiveLimit config " + quote(cfg.Config) + " is unknown: NewAdaptiveAlgorithm has no registry of named configurations"}
 	}
-	r := defaultAdaptiveLimit.merge(cfg)
-	if err := r.validate(""); err != nil {
+	r := adaptiveLimitSpec.merge(adaptiveLimitSpec.defaults, cfg)
+	if err := adaptiveLimitSpec.validate(r, ""); err != nil {
 		return nil, err
 	}
 	return r.newAlgorithm(), nil

@@ -2,9 +2,10 @@ package r4c
 
 import "time"
 
-// Clock is the source of time for every time-based decision of a Registry: the two monotonic
-// reads that measure a call, and the timers that later policies (timeouts, retry waits, hedge
-// delays, rate-limiter refills, an open breaker's wait) schedule.
+// Clock is the source of time for every time-based decision of a Registry: the monotonic reads
+// that measure a call (and tell a rate limiter's period or an open breaker's wait), and the
+// timers that timeouts, retry waits, hedge delays and waits for a bulkhead slot or a rate
+// permit schedule.
 //
 // The system clock (SystemClock) is the default. Tests pass r4ctest.NewManualClock to
 // WithClock so that latencies, windows and timers move only when the test says so.

@@ -1,22 +1,22 @@
 package r4c
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"strconv"
-	"strings"
 	"time"
 )
 
-// PolicyConfig is the configuration of one policy: AdaptiveLimitConfig and, as they land, the
-// other policies' configs. Registry options and NewPipeline take any number of them. The
+// PolicyConfig is the configuration of one policy: AdaptiveLimitConfig, BulkheadConfig,
+// TimeoutConfig, RateLimiterConfig, RetryConfig, CircuitBreakerConfig, HedgeConfig (and, for
+// pipelines, a FallbackConfig). Registry options and NewPipeline take any number of them. The
 // interface is sealed: only this package's config types implement it.
 type PolicyConfig interface {
 	// PolicyName returns the policy's name as used in configuration keys ("adaptiveLimit").
 	PolicyName() string
-	policyConfig()
+	// addTo merges the config into a layer of registry configuration.
+	addTo(l layer, scope string, named bool) error
+	// namedConfig returns the Config field: the named configuration to start from.
+	namedConfig() string
 }
 
 // LimitAlgorithm selects the algorithm of an adaptive limit. The zero value means "not set".
@@ -111,26 +111,14 @@ type AdaptiveLimitConfig struct {
 
 // PolicyName returns "adaptiveLimit".
 func (AdaptiveLimitConfig) PolicyName() string { return policyAdaptiveLimit }
-func (AdaptiveLimitConfig) policyConfig()      {}
+
+func (c AdaptiveLimitConfig) addTo(l layer, scope string, named bool) error {
+	return addToLayer(&adaptiveLimitSpec, c, l, scope, named)
+}
+
+func (c AdaptiveLimitConfig) namedConfig() string { return c.Config }
 
 const policyAdaptiveLimit = "adaptiveLimit"
-
-// defaultAdaptiveLimit holds the built-in defaults: every field set.
-var defaultAdaptiveLimit = AdaptiveLimitConfig{
-	Algorithm:        Gradient2,
-	InitialLimit:     20,
-	MinLimit:         1,
-	MaxLimit:         200,
-	Window:           time.Second,
-	MinWindowSamples: 10,
-	Smoothing:        0.2,
-	RTTTolerance:     1.5,
-	LongWindow:       600,
-	QueueSize:        4,
-	BackoffRatio:     0.9,
-	DropOn:           []error{ErrCallTimeout, ErrBulkheadFull},
-	Enabled:          On,
-}
 
 const (
 	minWindow = time.Millisecond
@@ -145,130 +133,36 @@ func (c AdaptiveLimitConfig) queueSize() int {
 	return c.QueueSize
 }
 
-// merge returns c with every field that is set in o replacing c's.
-func (c AdaptiveLimitConfig) merge(o AdaptiveLimitConfig) AdaptiveLimitConfig {
-	for _, s := range adaptiveLimitSettings {
-		if s.isSet(&o) {
-			s.copy(&c, &o)
+var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
+	name:   policyAdaptiveLimit,
+	kind:   KindAdaptiveLimit,
+	goType: "r4c.AdaptiveLimitConfig",
+	defaults: AdaptiveLimitConfig{
+		Algorithm:        Gradient2,
+		InitialLimit:     20,
+		MinLimit:         1,
+		MaxLimit:         200,
+		Window:           time.Second,
+		MinWindowSamples: 10,
+		Smoothing:        0.2,
+		RTTTolerance:     1.5,
+		LongWindow:       600,
+		QueueSize:        4,
+		BackoffRatio:     0.9,
+		DropOn:           []error{ErrCallTimeout, ErrBulkheadFull},
+		Enabled:          On,
+	},
+	settings: adaptiveLimitSettings,
+	named:    func(c *AdaptiveLimitConfig) *string { return &c.Config },
+	relate: func(c *AdaptiveLimitConfig, scope string) error {
+		if c.MinLimit <= c.InitialLimit && c.InitialLimit <= c.MaxLimit {
+			return nil
 		}
-	}
-	if o.Config != "" {
-		c.Config = o.Config
-	}
-	return c
-}
-
-// setting describes one key of a policy's configuration: the single table from which merging,
-// validation, conflict messages and (later) flat configuration keys and the generated
-// reference are all driven.
-type setting[C any] struct {
-	key   string // as in configuration keys: "maxLimit"
-	valid string // what is valid, in words
-	// format returns the field as configuration text ("" when unset).
-	format func(c *C) string
-	isSet  func(c *C) bool
-	copy   func(dst, src *C)
-	// check validates a set value on its own; it returns the error code and false when invalid.
-	check func(c *C) (code string, ok bool)
-	doc   string // one sentence for the configuration reference
-}
-
-func (s setting[C]) describe(doc string) setting[C] {
-	s.doc = doc
-	return s
-}
-
-func intSetting[C any](key, valid string, f func(*C) *int, ok func(int) bool, code string) setting[C] {
-	return setting[C]{
-		key: key, valid: valid,
-		format: func(c *C) string {
-			if *f(c) == 0 {
-				return ""
-			}
-			return strconv.Itoa(*f(c))
-		},
-		isSet: func(c *C) bool { return *f(c) != 0 },
-		copy:  func(d, s *C) { *f(d) = *f(s) },
-		check: func(c *C) (string, bool) { return code, ok(*f(c)) },
-	}
-}
-
-func floatSetting[C any](key, valid string, f func(*C) *float64, ok func(float64) bool) setting[C] {
-	return setting[C]{
-		key: key, valid: valid,
-		format: func(c *C) string {
-			if *f(c) == 0 {
-				return ""
-			}
-			return strconv.FormatFloat(*f(c), 'g', -1, 64)
-		},
-		isSet: func(c *C) bool { return *f(c) != 0 },
-		copy:  func(d, s *C) { *f(d) = *f(s) },
-		check: func(c *C) (string, bool) { v := *f(c); return CodeInvalidSetting, ok(v) && v == v },
-	}
-}
-
-func durationSetting[C any](key, valid string, f func(*C) *time.Duration, ok func(time.Duration) bool, code string) setting[C] {
-	return setting[C]{
-		key: key, valid: valid,
-		format: func(c *C) string {
-			if *f(c) == 0 {
-				return ""
-			}
-			return f(c).String()
-		},
-		isSet: func(c *C) bool { return *f(c) != 0 },
-		copy:  func(d, s *C) { *f(d) = *f(s) },
-		check: func(c *C) (string, bool) { return code, ok(*f(c)) },
-	}
-}
-
-func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
-	return setting[C]{
-		key: key, valid: valid,
-		format: func(c *C) string { return formatErrors(*f(c)) },
-		isSet:  func(c *C) bool { return *f(c) != nil },
-		copy:   func(d, s *C) { *f(d) = append([]error(nil), *f(s)...) },
-		check: func(c *C) (string, bool) {
-			for _, e := range *f(c) {
-				if e == nil {
-					return CodeInvalidSetting, false
-				}
-			}
-			return "", true
-		},
-	}
-}
-
-func formatErrors(errs []error) string {
-	if errs == nil {
-		return ""
-	}
-	names := make([]string, len(errs))
-	for i, e := range errs {
-		names[i] = errorName(e)
-	}
-	return "[" + strings.Join(names, ", ") + "]"
-}
-
-// errorName names an error in messages: the library's sentinels by their Go names, others by
-// their message.
-func errorName(e error) string {
-	switch e {
-	case nil:
-		return "nil"
-	case ErrCallTimeout:
-		return "r4c.ErrCallTimeout"
-	case ErrBulkheadFull:
-		return "r4c.ErrBulkheadFull"
-	case ErrLimitExceeded:
-		return "r4c.ErrLimitExceeded"
-	case ErrRateLimited:
-		return "r4c.ErrRateLimited"
-	case ErrCircuitOpen:
-		return "r4c.ErrCircuitOpen"
-	}
-	return strconv.Quote(e.Error())
+		return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
+			Value: strconv.Itoa(c.InitialLimit),
+			Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have minLimit %d, initialLimit %d, maxLimit %d",
+				scopePrefix(scope), c.MinLimit, c.InitialLimit, c.MaxLimit)}
+	},
 }
 
 var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
@@ -305,113 +199,6 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }).describe("AIMD: the multiplier applied to the limit after a window with a drop."),
 	errorsSetting("dropOn", "a list of errors, matched with errors.Is; no nil entries",
 		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).describe("The failures that are drops (overload signals); setting it replaces the default list."),
-	{
-		key: "enabled", valid: "true or false", doc: "false disables the limit: every call passes and nothing is measured.",
-		format: func(c *AdaptiveLimitConfig) string { return c.Enabled.String() },
-		isSet:  func(c *AdaptiveLimitConfig) bool { return c.Enabled != 0 },
-		copy:   func(d, s *AdaptiveLimitConfig) { d.Enabled = s.Enabled },
-		check: func(c *AdaptiveLimitConfig) (string, bool) {
-			return CodeInvalidSetting, c.Enabled == On || c.Enabled == Off
-		},
-	},
-}
-
-var inf = math.Inf(1)
-
-func atLeastOne(v int) bool { return v >= 1 }
-
-// checkFields validates every field set in c, on its own. scope names where c comes from
-// (`instance "orders"`, `config "backend"`, `registry defaults`).
-func (c AdaptiveLimitConfig) checkFields(scope string) error {
-	var errs []error
-	for _, s := range adaptiveLimitSettings {
-		if !s.isSet(&c) {
-			continue
-		}
-		if code, ok := s.check(&c); !ok {
-			errs = append(errs, settingError(code, scope, policyAdaptiveLimit, s.key, s.format(&c), s.valid))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// validate checks a resolved configuration: every field, then the relations between them.
-func (c AdaptiveLimitConfig) validate(scope string) error {
-	if err := c.checkFields(scope); err != nil {
-		return err
-	}
-	if !(c.MinLimit <= c.InitialLimit && c.InitialLimit <= c.MaxLimit) {
-		return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
-			Value: strconv.Itoa(c.InitialLimit),
-			Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have minLimit %d, initialLimit %d, maxLimit %d",
-				scopePrefix(scope), c.MinLimit, c.InitialLimit, c.MaxLimit)}
-	}
-	return nil
-}
-
-func settingError(code, scope, policy, key, value, valid string) *ConfigError {
-	return &ConfigError{Code: code, Instance: scopeID(scope), Policy: policy, Key: key, Value: value,
-		Msg: fmt.Sprintf("%s%s.%s = %s is invalid: want %s", scopePrefix(scope), policy, key, value, valid)}
-}
-
-func scopePrefix(scope string) string {
-	if scope == "" {
-		return ""
-	}
-	return scope + ": "
-}
-
-// scopeID extracts the quoted id of a scope (`instance "orders"` -> orders).
-func scopeID(scope string) string {
-	if i := strings.IndexByte(scope, '"'); i >= 0 {
-		if s, err := strconv.Unquote(scope[i:]); err == nil {
-			return s
-		}
-	}
-	return ""
-}
-
-func quote(s string) string { return strconv.Quote(s) }
-
-// diff lists the settings on which two resolved configurations differ, as
-// "maxLimit 100 vs 50"; "" when they are the same.
-func (c AdaptiveLimitConfig) diff(o AdaptiveLimitConfig) string {
-	var parts []string
-	for _, s := range adaptiveLimitSettings {
-		if s.key == "dropOn" {
-			if !sameErrors(c.DropOn, o.DropOn) {
-				parts = append(parts, fmt.Sprintf("dropOn %s vs %s", formatErrors(c.DropOn), formatErrors(o.DropOn)))
-			}
-			continue
-		}
-		if a, b := s.format(&c), s.format(&o); a != b {
-			parts = append(parts, s.key+" "+a+" vs "+b)
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// sameErrors compares two error lists element by element: with == where the dynamic type is
-// comparable, with reflect.DeepEqual where == would panic.
-func sameErrors(a, b []error) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !sameError(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameError(a, b error) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta != tb {
-		return false
-	}
-	if ta == nil || ta.Comparable() {
-		return a == b
-	}
-	return reflect.DeepEqual(a, b)
+	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
+		"false disables the limit: every call passes and nothing is measured."),
 }

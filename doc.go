@@ -14,16 +14,22 @@
 //	search, err := r4c.NewPipeline[string](reg, "search", r4c.AdaptiveLimitConfig{MaxLimit: 100})
 //	s, err := search.Execute(ctx, func(ctx context.Context) (string, error) { return backend.Search(ctx, "go") })
 //
-// or, for middleware that cannot hand over a closure, through per-call permits
-// (AdaptiveLimitHandle.Acquire). Asynchronous calls (Pipeline.Go, Pipeline.ExecuteAsync) hold
-// their slot until their Future completes.
+// Around it stand the policies a Go team expects, each a config given to NewPipeline:
+// BulkheadConfig, TimeoutConfig, RateLimiterConfig, RetryConfig, CircuitBreakerConfig,
+// HedgeConfig and Fallback. Whatever order they are given in, they apply in one canonical order,
+// outermost first: Fallback > Retry > Hedge > CircuitBreaker > RateLimiter > AdaptiveLimit >
+// Timeout > Bulkhead > the call.
+//
+// Middleware that cannot hand over a closure takes per-call permits of an adaptive limit
+// instead (AdaptiveLimitHandle.Acquire). Asynchronous calls (Pipeline.Go,
+// Pipeline.ExecuteAsync) hold their slot until their Future completes.
 //
 // Everything time-based reads the registry's Clock; tests pass r4ctest.NewManualClock to
 // WithClock, so that latencies and windows move only when the test advances the clock.
 //
 // The package imports only the standard library. See the docs folder of the repository for the
-// guide (docs/adaptive-limit.md), the configuration reference, the error codes and the
-// measured costs.
+// guides (docs/adaptive-limit.md, docs/policies.md), the configuration reference, the error
+// codes and the measured costs.
 package r4c
 
 //go:generate go test -run ^TestConfigurationReference$ -update .

@@ -1,8 +1,11 @@
 package r4c
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"time"
 )
 
 // Sentinel errors of the policies. Every runtime error the library returns matches one of them
@@ -52,6 +55,8 @@ type PanicError struct {
 	Stack []byte
 }
 
+func newPanicError(v any) *PanicError { return &PanicError{Value: v, Stack: debug.Stack()} }
+
 // Error describes the panic.
 func (e *PanicError) Error() string { return fmt.Sprintf("r4c: function panicked: %v", e.Value) }
 
@@ -98,3 +103,71 @@ func ErrorCode(err error) string {
 	}
 	return ""
 }
+
+// instanceError is the shape of the policies' rejection errors: one value per instance,
+// allocated once, returned on every rejection.
+type instanceError struct {
+	id       string
+	msg      string
+	sentinel error
+}
+
+// InstanceID returns the id of the instance that rejected the call.
+func (e *instanceError) InstanceID() string { return e.id }
+
+// Error returns a message that names the instance.
+func (e *instanceError) Error() string { return e.msg }
+
+// Is reports whether target is the policy's sentinel error.
+func (e *instanceError) Is(target error) bool { return target == e.sentinel }
+
+// BulkheadFullError is the rejection of a full bulkhead (after MaxWait, if any). It matches
+// ErrBulkheadFull with errors.Is; InstanceID names the bulkhead. It is allocated once per
+// instance: do not modify it.
+type BulkheadFullError struct{ instanceError }
+
+// RateLimitedError is the rejection of a rate limiter with no permit to give within MaxWait.
+// It matches ErrRateLimited; allocated once per instance.
+type RateLimitedError struct{ instanceError }
+
+// CircuitOpenError is the rejection of an open (or saturated half-open) circuit breaker. It
+// matches ErrCircuitOpen; allocated once per instance.
+type CircuitOpenError struct{ instanceError }
+
+// CallTimeoutError is the error of a call that ran past its timeout. It matches both
+// ErrCallTimeout and context.DeadlineExceeded with errors.Is, and has Timeout() true like the
+// net package's timeout errors. Allocated once per instance.
+type CallTimeoutError struct {
+	instanceError
+	timeout time.Duration
+}
+
+// Is reports whether target is ErrCallTimeout or context.DeadlineExceeded.
+func (e *CallTimeoutError) Is(target error) bool {
+	return target == ErrCallTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true: the call timed out.
+func (e *CallTimeoutError) Timeout() bool { return true }
+
+// Duration returns the timeout that expired.
+func (e *CallTimeoutError) Duration() time.Duration { return e.timeout }
+
+// RetryExhaustedError is the error of a retry whose every attempt failed. It wraps the last
+// attempt's error, so errors.Is and errors.As see it.
+type RetryExhaustedError struct {
+	ID       string // the retry instance
+	Attempts int    // how many attempts were made
+	Last     error  // the last attempt's error
+}
+
+// Error names the instance, the attempts and the last error.
+func (e *RetryExhaustedError) Error() string {
+	return fmt.Sprintf("r4c: retry %q gave up after %d attempts: %v", e.ID, e.Attempts, e.Last)
+}
+
+// Unwrap returns the last attempt's error.
+func (e *RetryExhaustedError) Unwrap() error { return e.Last }
+
+// InstanceID returns the id of the retry.
+func (e *RetryExhaustedError) InstanceID() string { return e.ID }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
+	"reflect"
 	"sync/atomic"
 )
 
@@ -23,6 +23,11 @@ type Pipeline[T any] struct {
 	// limitRejected is the future every async call rejected by the limit gets: completed once,
 	// a future is immutable, so all rejections can share it and allocate nothing.
 	limitRejected *Future[T]
+	// limitOnly: the adaptive limit is the one enabled policy, so async calls take its slot
+	// directly and hold it until their future completes.
+	limitOnly bool
+	// bridged: other policies apply, so an async call runs the whole chain in a goroutine.
+	bridged bool
 }
 
 // call is a pipeline, or the rest of one, applied to a function. Stages pass fn down instead of
@@ -52,64 +57,37 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 	if id == "" {
 		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
 	}
-	scope := "instance " + quote(id)
-	var limitCfg *AdaptiveLimitConfig
-	for _, c := range cfgs {
-		switch c := c.(type) {
-		case AdaptiveLimitConfig:
-			if limitCfg != nil {
-				return nil, duplicatePolicyError(id, c.PolicyName())
-			}
-			limitCfg = &c
-		case *AdaptiveLimitConfig:
-			if c == nil {
-				return nil, nilConfigError(scope)
-			}
-			if limitCfg != nil {
-				return nil, duplicatePolicyError(id, c.PolicyName())
-			}
-			limitCfg = c
-		case nil:
-			return nil, nilConfigError(scope)
-		default:
-			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Msg: fmt.Sprintf("%s: policy config %T is not supported", scope, c)}
-		}
+	ps, fb, err := reg.resolvePolicies(id, pipelineOwner, cfgs)
+	if err != nil {
+		return nil, err
 	}
-
-	p := &Pipeline[T]{id: id, reg: reg}
-	// Resolve and check everything first, then create: nothing is half-registered.
-	var limitResolved AdaptiveLimitConfig
-	if limitCfg != nil {
-		var err error
-		if limitResolved, err = reg.resolveAdaptiveLimit(id, *limitCfg); err != nil {
+	var fallback *FallbackConfig[T]
+	if fb != nil {
+		f, ok := fb.(FallbackConfig[T])
+		if !ok {
+			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback",
+				Msg: fmt.Sprintf("instance %s: the fallback returns %v, the pipeline %v", quote(id), fb.fallbackType(), reflect.TypeFor[T]())}
+		}
+		if f.Fn == nil {
+			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
+				Msg: fmt.Sprintf("instance %s: the fallback function is nil", quote(id))}
+		}
+		if _, err := checkErrorList(f.On, "instance "+quote(id), "fallback", "on"); err != nil {
 			return nil, err
 		}
+		fallback = &f
 	}
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	if limitCfg != nil {
-		if _, err := reg.adaptiveLimitLocked(id, pipelineOwner, limitResolved, false); err != nil {
-			return nil, err
-		}
-		p.limit, _ = reg.adaptiveLimitLocked(id, pipelineOwner, limitResolved, true)
+	p := &Pipeline[T]{id: id, reg: reg, limit: ps.limit}
+	s := stages(ps, fallback)
+	p.run = compose(s)
+	if ps.limit != nil && ps.limit.enabled {
+		p.limitRejected = failedFuture[T](ps.limit.rejection)
+		// Async calls take their slot directly (and are measured to their future's completion)
+		// only when the limit is the one policy; otherwise the whole chain runs per call.
+		p.limitOnly = len(s) == 1
 	}
-
-	// Compose inside-out: the innermost stage wraps the call.
-	var stages []stage[T]
-	if p.limit != nil && p.limit.enabled {
-		stages = append(stages, limitStage[T](p.limit))
-		p.limitRejected = failedFuture[T](p.limit.rejection)
-	}
-	p.run = invoke[T]
-	for i := len(stages) - 1; i >= 0; i-- {
-		p.run = stages[i](p.run)
-	}
+	p.bridged = len(s) > 0 && !p.limitOnly
 	return p, nil
-}
-
-func duplicatePolicyError(id, policy string) error {
-	return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: policy,
-		Msg: fmt.Sprintf("instance %s: %s is given twice to NewPipeline", quote(id), policy)}
 }
 
 // ID returns the pipeline's instance id.
@@ -178,7 +156,7 @@ func (s *asyncSlot) end(o outcome) {
 // admitAsync takes the slot of an asynchronous call, if the pipeline has a limit. On a
 // rejection it returns the pipeline's shared rejected future, before anything is allocated.
 func (p *Pipeline[T]) admitAsync() (*asyncSlot, *Future[T]) {
-	if p.limitRejected == nil {
+	if !p.limitOnly {
 		return &asyncSlot{}, nil
 	}
 	start, err := p.limit.acquire()
@@ -223,6 +201,9 @@ func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error
 	if ctx == nil || fn == nil {
 		return failedFuture[T](p.checkCall(ctx, fn == nil))
 	}
+	if p.bridged {
+		return p.goChain(ctx, fn)
+	}
 	slot, rejected := p.admitAsync()
 	if rejected != nil {
 		return rejected
@@ -233,7 +214,7 @@ func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error
 			if r := recover(); r != nil {
 				slot.end(outcomeFree)
 				var zero T
-				finish(zero, &PanicError{Value: r, Stack: debug.Stack()})
+				finish(zero, newPanicError(r))
 			}
 		}()
 		v, err := fn(cctx)
@@ -250,6 +231,9 @@ func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error
 func (p *Pipeline[T]) ExecuteAsync(ctx context.Context, fn func(context.Context) *Future[T]) *Future[T] {
 	if ctx == nil || fn == nil {
 		return failedFuture[T](p.checkCall(ctx, fn == nil))
+	}
+	if p.bridged {
+		return p.goChain(ctx, func(ctx context.Context) (T, error) { return p.await(ctx, fn) })
 	}
 	slot, rejected := p.admitAsync()
 	if rejected != nil {
@@ -279,3 +263,40 @@ func (p *Pipeline[T]) ExecuteAsync(ctx context.Context, fn func(context.Context)
 }
 
 var errNilFuture = errors.New("the function returned a nil *Future")
+
+// goChain runs the whole chain of policies in a new goroutine, for async calls through a
+// pipeline with more than an adaptive limit: every policy then applies to the call as a whole
+// (a retry calls fn again, a timeout bounds the wait for the result), and an adaptive limit's
+// slot is held until the chain returns.
+func (p *Pipeline[T]) goChain(ctx context.Context, fn func(context.Context) (T, error)) *Future[T] {
+	cctx, out, finish := p.beginAsync(ctx, &asyncSlot{})
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				var zero T
+				finish(zero, newPanicError(r))
+			}
+		}()
+		v, err := p.run(cctx, fn)
+		finish(v, err)
+	}()
+	return out
+}
+
+// await calls the asynchronous fn and waits for its future, cancelling it if ctx is done first
+// (the caller cancelled, or a timeout expired).
+func (p *Pipeline[T]) await(ctx context.Context, fn func(context.Context) *Future[T]) (T, error) {
+	f := fn(ctx)
+	if f == nil {
+		var zero T
+		return zero, fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilFuture)
+	}
+	select {
+	case <-f.Done():
+		return f.val, f.err
+	case <-ctx.Done():
+		f.Cancel()
+		<-f.Done()
+		return f.val, f.err
+	}
+}

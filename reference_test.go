@@ -61,14 +61,22 @@ The keys are the names external configuration will use (` + "`defaults.<policy>.
 ` + "`configs.<name>.<policy>.<key>`" + `, ` + "`instances.<id>.<policy>.<key>`" + `); reading them from
 properties, JSON and the environment is not implemented yet: today the settings are given in Go.
 `)
-	renderPolicy(&b, policyAdaptiveLimit, "r4c.AdaptiveLimitConfig", reflect.TypeOf(AdaptiveLimitConfig{}), adaptiveLimitSettings, defaultAdaptiveLimit)
+	renderPolicy(&b, &adaptiveLimitSpec)
+	renderPolicy(&b, &bulkheadSpec)
+	renderPolicy(&b, &timeoutSpec)
+	renderPolicy(&b, &rateLimiterSpec)
+	renderPolicy(&b, &retrySpec)
+	renderPolicy(&b, &circuitBreakerSpec)
+	renderPolicy(&b, &hedgeSpec)
 	return b.Bytes()
 }
 
-func renderPolicy[C any](b *bytes.Buffer, policy, goType string, typ reflect.Type, settings []setting[C], defaults C) {
-	fmt.Fprintf(b, "\n## %s (`%s`)\n\n", policy, goType)
+func renderPolicy[C any](b *bytes.Buffer, spec *policySpec[C]) {
+	typ := reflect.TypeOf(spec.defaults)
+	defaults := spec.defaults
+	fmt.Fprintf(b, "\n## %s (`%s`)\n\n", spec.name, spec.goType)
 	b.WriteString("| key | Go field | default | valid | meaning |\n|---|---|---|---|---|\n")
-	for _, s := range settings {
+	for _, s := range spec.settings {
 		f, ok := typ.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, s.key) })
 		if !ok {
 			panic("no Go field for setting " + s.key)
@@ -87,9 +95,23 @@ func goTypeName(t reflect.Type) string {
 }
 
 func TestEverySettingHasAFieldAndADoc(t *testing.T) {
-	typ := reflect.TypeOf(AdaptiveLimitConfig{})
+	checkSettings(t, &adaptiveLimitSpec)
+	checkSettings(t, &bulkheadSpec)
+	checkSettings(t, &timeoutSpec)
+	checkSettings(t, &rateLimiterSpec)
+	checkSettings(t, &retrySpec)
+	checkSettings(t, &circuitBreakerSpec)
+	checkSettings(t, &hedgeSpec)
+}
+
+func checkSettings[C any](t *testing.T, spec *policySpec[C]) {
+	t.Helper()
+	typ := reflect.TypeOf(spec.defaults)
 	seen := map[string]bool{"Config": true}
-	for _, s := range adaptiveLimitSettings {
+	for _, s := range spec.settings {
+		if !s.isSet(&spec.defaults) {
+			t.Errorf("%s.%s has no built-in default", spec.name, s.key)
+		}
 		f, ok := typ.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, s.key) })
 		if !ok || s.doc == "" || s.valid == "" {
 			t.Errorf("setting %q: field found %v, doc %q, valid %q", s.key, ok, s.doc, s.valid)

@@ -3,6 +3,7 @@ package r4c
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 )
@@ -18,22 +19,39 @@ type Registry struct {
 	observers   []Observer
 	observed    bool
 
+	// Configuration layers, fixed at construction: partial configs by policy name.
 	defaults  layer
-	configs   map[string]layer
-	instances map[string]layer
+	configs   map[string]layer // named configurations
+	instances map[string]layer // per-instance overrides
 
-	mu       sync.Mutex
-	adaptive map[string]*adaptiveEntry
+	mu   sync.Mutex
+	live map[string]map[string]*instance // policy name -> id -> instance
 }
 
-// layer is one level of configuration: at most one config per policy.
-type layer struct {
-	adaptive *AdaptiveLimitConfig
+// layer is one level of configuration: at most one (partial) config per policy name.
+type layer map[string]PolicyConfig
+
+// instance is a policy instance of the registry.
+type instance struct {
+	handle any        // *AdaptiveLimitHandle, *BulkheadHandle, ...
+	cfg    any        // its resolved configuration
+	owner  string     // who created it, for R4C-REG-008 messages
+	snap   func() any // reads its snapshot
 }
 
-type adaptiveEntry struct {
-	h     *AdaptiveLimitHandle
-	owner string // who created it, for R4C-REG-008 messages
+// addToLayer merges c, checked field by field, into l. named is true for named configurations,
+// which cannot name another one.
+func addToLayer[C any](spec *policySpec[C], c C, l layer, scope string, named bool) error {
+	if err := spec.checkFields(c, scope); err != nil {
+		return err
+	}
+	if n := *spec.named(&c); n != "" && named {
+		return &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: spec.name, Key: "config", Value: n,
+			Msg: fmt.Sprintf("%s: %s.config = %s is invalid: a named configuration cannot name another", scope, spec.name, n)}
+	}
+	prev, _ := l[spec.name].(C)
+	l[spec.name] = any(spec.merge(prev, c)).(PolicyConfig)
+	return nil
 }
 
 // Option configures a Registry.
@@ -57,9 +75,9 @@ func WithClock(c Clock) Option {
 }
 
 // WithDefaults sets registry-wide defaults for the policies given; repeated, later values win
-// field by field.
+// setting by setting.
 func WithDefaults(cfgs ...PolicyConfig) Option {
-	return func(b *registryBuilder) { b.addLayer(&b.r.defaults, "registry defaults", false, cfgs) }
+	return func(b *registryBuilder) { b.addLayer(b.r.defaults, "registry defaults", false, cfgs) }
 }
 
 // WithConfig registers a named configuration that policies start from when their Config names it.
@@ -84,11 +102,15 @@ func (b *registryBuilder) addNamedLayer(m map[string]layer, kind, emptyMsg, name
 		return
 	}
 	l := m[name]
-	b.addLayer(&l, kind+" "+quote(name), kind == "config", cfgs)
-	m[name] = l
+	if l == nil {
+		l = layer{}
+		m[name] = l
+	}
+	b.addLayer(l, kind+" "+quote(name), kind == "config", cfgs)
 }
 
-// WithObserver registers an observer of the registry's events (limit changes, rejections).
+// WithObserver registers an observer of the registry's events (limit changes, rejections,
+// circuit breaker transitions).
 func WithObserver(o Observer) Option {
 	return func(b *registryBuilder) {
 		if o == nil {
@@ -100,38 +122,31 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// addLayer merges cfgs into l, checking each field; scope names the layer in messages, and named
-// is true for named configurations, which cannot name another one.
-func (b *registryBuilder) addLayer(l *layer, scope string, named bool, cfgs []PolicyConfig) {
+// addLayer merges cfgs into l, checking each one.
+func (b *registryBuilder) addLayer(l layer, scope string, named bool, cfgs []PolicyConfig) {
 	for _, c := range cfgs {
-		switch c := c.(type) {
-		case AdaptiveLimitConfig:
-			if err := c.checkFields(scope); err != nil {
-				b.errs = append(b.errs, err)
-				continue
-			}
-			if c.Config != "" && named {
-				b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "config", Value: c.Config,
-					Msg: scope + ": adaptiveLimit.config = " + c.Config + " is invalid: a named configuration cannot name another"})
-				continue
-			}
-			if l.adaptive == nil {
-				l.adaptive = &AdaptiveLimitConfig{}
-			}
-			*l.adaptive = l.adaptive.merge(c)
-		case *AdaptiveLimitConfig:
-			if c == nil {
-				b.errs = append(b.errs, nilConfigError(scope))
-				continue
-			}
-			b.addLayer(l, scope, named, []PolicyConfig{*c})
-		case nil:
+		if isNil(c) {
 			b.errs = append(b.errs, nilConfigError(scope))
-		default:
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope),
-				Msg: fmt.Sprintf("%s: policy config %T is not supported", scope, c)})
+			continue
+		}
+		if _, ok := c.(fallbackConfig); ok {
+			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: "fallback",
+				Msg: scope + ": a fallback is a function of one pipeline: give it to NewPipeline, not to the registry"})
+			continue
+		}
+		if err := c.addTo(l, scope, named); err != nil {
+			b.errs = append(b.errs, err)
 		}
 	}
+}
+
+// isNil reports whether c is nil or a nil pointer to a config.
+func isNil(c PolicyConfig) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func nilConfigError(scope string) error {
@@ -144,9 +159,10 @@ func NewRegistry(opts ...Option) (*Registry, error) {
 	r := &Registry{
 		clock:       systemClock{},
 		systemClock: true,
+		defaults:    layer{},
 		configs:     map[string]layer{},
 		instances:   map[string]layer{},
-		adaptive:    map[string]*adaptiveEntry{},
+		live:        map[string]map[string]*instance{},
 	}
 	b := &registryBuilder{r: r}
 	for _, o := range opts {
@@ -158,9 +174,11 @@ func NewRegistry(opts ...Option) (*Registry, error) {
 	}
 	// A named configuration named by defaults or an instance must exist.
 	check := func(scope string, l layer) {
-		if l.adaptive != nil && l.adaptive.Config != "" {
-			if _, ok := r.configs[l.adaptive.Config]; !ok {
-				b.errs = append(b.errs, unknownConfigError(scope, l.adaptive.Config))
+		for _, policy := range sortedKeys(l) {
+			if name := l[policy].namedConfig(); name != "" {
+				if _, ok := r.configs[name]; !ok {
+					b.errs = append(b.errs, unknownConfigError(scope, policy, name))
+				}
 			}
 		}
 	}
@@ -174,9 +192,9 @@ func NewRegistry(opts ...Option) (*Registry, error) {
 	return r, nil
 }
 
-func unknownConfigError(scope, name string) error {
-	return &ConfigError{Code: CodeUnknownConfig, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "config", Value: name,
-		Msg: fmt.Sprintf("%s: adaptiveLimit.config = %s is unknown: no WithConfig(%s, ...) was registered", scope, name, quote(name))}
+func unknownConfigError(scope, policy, name string) error {
+	return &ConfigError{Code: CodeUnknownConfig, Instance: scopeID(scope), Policy: policy, Key: "config", Value: name,
+		Msg: fmt.Sprintf("%s: %s.config = %s is unknown: no WithConfig(%s, ...) was registered", scope, policy, name, quote(name))}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -191,35 +209,33 @@ func sortedKeys[V any](m map[string]V) []string {
 // Clock returns the registry's clock.
 func (r *Registry) Clock() Clock { return r.clock }
 
-// resolveAdaptiveLimit resolves the configuration of adaptive limit id given at a call site:
-// built-in defaults < registry defaults < named configuration < call site < instance overrides.
-func (r *Registry) resolveAdaptiveLimit(id string, site AdaptiveLimitConfig) (AdaptiveLimitConfig, error) {
+// resolve resolves the configuration of policy instance id given site, the config of the call
+// site: built-in defaults < registry defaults < named configuration < call site < instance
+// overrides. The named configuration is the one the instance overrides name, else the call
+// site, else the registry defaults.
+func resolve[C any](r *Registry, spec *policySpec[C], id string, site C) (C, error) {
+	var zero C
 	scope := "instance " + quote(id)
-	if err := site.checkFields(scope); err != nil {
-		return AdaptiveLimitConfig{}, err
+	if err := spec.checkFields(site, scope); err != nil {
+		return zero, err
 	}
-	var def, inst AdaptiveLimitConfig
-	if r.defaults.adaptive != nil {
-		def = *r.defaults.adaptive
-	}
-	if l, ok := r.instances[id]; ok && l.adaptive != nil {
-		inst = *l.adaptive
-	}
-	name := firstNonEmpty(inst.Config, site.Config, def.Config)
-	c := defaultAdaptiveLimit.merge(def)
+	def, _ := r.defaults[spec.name].(C)
+	inst, _ := r.instances[id][spec.name].(C)
+	name := firstNonEmpty(*spec.named(&inst), *spec.named(&site), *spec.named(&def))
+	c := spec.merge(spec.defaults, def)
 	if name != "" {
 		named, ok := r.configs[name]
 		if !ok {
-			return AdaptiveLimitConfig{}, unknownConfigError(scope, name)
+			return zero, unknownConfigError(scope, spec.name, name)
 		}
-		if named.adaptive != nil {
-			c = c.merge(*named.adaptive)
+		if nc, ok := named[spec.name].(C); ok {
+			c = spec.merge(c, nc)
 		}
 	}
-	c = c.merge(site).merge(inst)
-	c.Config = name
-	if err := c.validate(scope); err != nil {
-		return AdaptiveLimitConfig{}, err
+	c = spec.merge(spec.merge(c, site), inst)
+	*spec.named(&c) = name
+	if err := spec.validate(c, scope); err != nil {
+		return zero, err
 	}
 	return c, nil
 }
@@ -233,22 +249,55 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// adaptiveLimitFor returns the instance id with configuration cfg (resolved), creating it or
-// sharing the existing one. It fails with R4C-REG-008 when id exists with another
-// configuration. The caller holds r.mu.
-func (r *Registry) adaptiveLimitLocked(id, owner string, cfg AdaptiveLimitConfig, create bool) (*AdaptiveLimitHandle, error) {
-	if e, ok := r.adaptive[id]; ok {
-		if d := e.h.cfg.diff(cfg); d != "" {
-			return nil, conflictError(id, e.owner, owner, policyAdaptiveLimit, d)
+// claim is one policy instance a pipeline or wrapper is about to use: check, then create or
+// share. Both run under r.mu, every check before any create, so nothing is half-registered.
+type claim struct {
+	check  func() error
+	create func()
+}
+
+// claimInstance prepares the claim of instance id of spec's policy with resolved configuration
+// cfg; *h receives the handle, made by mk when the instance is new.
+func claimInstance[C any, H any](r *Registry, spec *policySpec[C], id, owner string, cfg C, h *H, mk func(C) H, snap func(H) any) claim {
+	return claim{
+		check: func() error {
+			if e, ok := r.live[spec.name][id]; ok {
+				if d := spec.diff(e.cfg.(C), cfg); d != "" {
+					return conflictError(id, e.owner, owner, spec.name, d)
+				}
+			}
+			return nil
+		},
+		create: func() {
+			if e, ok := r.live[spec.name][id]; ok {
+				*h = e.handle.(H)
+				return
+			}
+			*h = mk(cfg)
+			m := r.live[spec.name]
+			if m == nil {
+				m = map[string]*instance{}
+				r.live[spec.name] = m
+			}
+			hv := *h
+			m[id] = &instance{handle: hv, cfg: cfg, owner: owner, snap: func() any { return snap(hv) }}
+		},
+	}
+}
+
+// register runs claims: all checks, then all creates, under the registry's lock.
+func (r *Registry) register(claims []claim) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range claims {
+		if err := c.check(); err != nil {
+			return err
 		}
-		return e.h, nil
 	}
-	if !create {
-		return nil, nil
+	for _, c := range claims {
+		c.create()
 	}
-	h := newAdaptiveLimit(r, id, cfg)
-	r.adaptive[id] = &adaptiveEntry{h: h, owner: owner}
-	return h, nil
+	return nil
 }
 
 func conflictError(id, first, second, policy, diff string) error {
@@ -262,42 +311,63 @@ func conflictError(id, first, second, policy, diff string) error {
 		Msg: fmt.Sprintf("instance %s %s: %s", quote(id), who, diff)}
 }
 
+// lookup returns the handle of instance id of a policy, or R4C-REG-009.
+func lookup[H any](r *Registry, policy, id string) (H, error) {
+	r.mu.Lock()
+	e, ok := r.live[policy][id]
+	r.mu.Unlock()
+	if !ok {
+		var zero H
+		return zero, &ConfigError{Code: CodeUnknownInstance, Instance: id, Policy: policy,
+			Msg: fmt.Sprintf("no %s instance %s in this registry: it exists once a pipeline or wrapper using it is built", policy, quote(id))}
+	}
+	return e.handle.(H), nil
+}
+
+// snapshots reads the snapshots of every instance of a policy, sorted by id.
+func snapshots[S any](r *Registry, policy string) []S {
+	r.mu.Lock()
+	m := r.live[policy]
+	snaps := make([]func() any, 0, len(m))
+	for _, id := range sortedKeys(m) {
+		snaps = append(snaps, m[id].snap)
+	}
+	r.mu.Unlock()
+	out := make([]S, len(snaps))
+	for i, s := range snaps {
+		out[i] = s().(S)
+	}
+	return out
+}
+
 // AdaptiveLimit returns the adaptive limit instance id. It exists once a pipeline or wrapper
 // that uses it has been built; otherwise the error has code R4C-REG-009.
 func (r *Registry) AdaptiveLimit(id string) (*AdaptiveLimitHandle, error) {
-	r.mu.Lock()
-	e, ok := r.adaptive[id]
-	r.mu.Unlock()
-	if !ok {
-		return nil, unknownInstanceError(id, policyAdaptiveLimit)
-	}
-	return e.h, nil
+	return lookup[*AdaptiveLimitHandle](r, policyAdaptiveLimit, id)
 }
 
-func unknownInstanceError(id, policy string) error {
-	return &ConfigError{Code: CodeUnknownInstance, Instance: id, Policy: policy,
-		Msg: fmt.Sprintf("no %s instance %s in this registry: it exists once a pipeline or wrapper using it is built", policy, quote(id))}
-}
-
-// Snapshot is a reading of every instance of a registry.
+// Snapshot is a reading of every instance of a registry, each list sorted by ID.
 type Snapshot struct {
-	// AdaptiveLimits lists every adaptive limit, sorted by ID.
-	AdaptiveLimits []AdaptiveLimitSnapshot
+	AdaptiveLimits  []AdaptiveLimitSnapshot
+	Bulkheads       []BulkheadSnapshot
+	Timeouts        []TimeoutSnapshot
+	RateLimiters    []RateLimiterSnapshot
+	Retries         []RetrySnapshot
+	CircuitBreakers []CircuitBreakerSnapshot
+	Hedges          []HedgeSnapshot
 }
 
 // Snapshot reads every instance. Metrics adapters call it when scraped.
 func (r *Registry) Snapshot() Snapshot {
-	r.mu.Lock()
-	hs := make([]*AdaptiveLimitHandle, 0, len(r.adaptive))
-	for _, id := range sortedKeys(r.adaptive) {
-		hs = append(hs, r.adaptive[id].h)
+	return Snapshot{
+		AdaptiveLimits:  snapshots[AdaptiveLimitSnapshot](r, policyAdaptiveLimit),
+		Bulkheads:       snapshots[BulkheadSnapshot](r, policyBulkhead),
+		Timeouts:        snapshots[TimeoutSnapshot](r, policyTimeout),
+		RateLimiters:    snapshots[RateLimiterSnapshot](r, policyRateLimiter),
+		Retries:         snapshots[RetrySnapshot](r, policyRetry),
+		CircuitBreakers: snapshots[CircuitBreakerSnapshot](r, policyCircuitBreaker),
+		Hedges:          snapshots[HedgeSnapshot](r, policyHedge),
 	}
-	r.mu.Unlock()
-	s := Snapshot{AdaptiveLimits: make([]AdaptiveLimitSnapshot, len(hs))}
-	for i, h := range hs {
-		s.AdaptiveLimits[i] = h.Snapshot()
-	}
-	return s
 }
 
 func (r *Registry) publish(e Event) {

@@ -4,6 +4,7 @@ package r4ctest
 
 import (
 	"container/heap"
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,10 +21,11 @@ var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 type ManualClock struct {
 	now atomic.Int64 // nanoseconds since Epoch
 
-	mu     sync.Mutex
-	goal   int64 // the sum of every Advance so far: where the clock is heading
-	timers timerHeap
-	seq    uint64
+	mu      sync.Mutex
+	goal    int64 // the sum of every Advance so far: where the clock is heading
+	timers  timerHeap
+	seq     uint64
+	changed chan struct{} // closed and replaced whenever a timer is scheduled
 }
 
 var _ r4c.Clock = (*ManualClock)(nil)
@@ -66,6 +68,29 @@ func (c *ManualClock) Advance(d time.Duration) {
 		}
 		c.mu.Unlock()
 		t.fire()
+	}
+}
+
+// WaitPending blocks until at least n timers are pending, or ctx is done. Tests use it to let
+// a call running in another goroutine schedule its timer (a timeout, a retry's wait, a hedge's
+// delay) before they Advance past it.
+func (c *ManualClock) WaitPending(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		if len(c.timers) >= n {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.changed == nil {
+			c.changed = make(chan struct{})
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -131,6 +156,10 @@ func (t *manualTimer) Reset(d time.Duration) bool {
 	c.seq++
 	t.seq = c.seq
 	heap.Push(&c.timers, t)
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
 	c.mu.Unlock()
 	return active
 }

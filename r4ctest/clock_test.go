@@ -1,6 +1,7 @@
 package r4ctest_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -133,5 +134,21 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if c.Nanotime() != int64(8*200*time.Millisecond+time.Hour) {
 		t.Fatalf("time %v", time.Duration(c.Nanotime()))
+	}
+}
+
+func TestWaitPending(t *testing.T) {
+	c := r4ctest.NewManualClock()
+	done := make(chan error, 1)
+	go func() { done <- c.WaitPending(context.Background(), 2) }()
+	c.AfterFunc(time.Second, func() {})
+	c.NewTimer(time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.WaitPending(ctx, 3); err == nil {
+		t.Fatal("WaitPending returned nil with a cancelled context and too few timers")
 	}
 }

@@ -1,0 +1,164 @@
+package leaktest
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/r4ctest"
+)
+
+var errBoom = errors.New("boom")
+
+// TestMain fails the package if any test leaves a goroutine running.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func registry(t *testing.T) (*r4c.Registry, *r4ctest.ManualClock) {
+	t.Helper()
+	clock := r4ctest.NewManualClock()
+	reg, err := r4c.NewRegistry(r4c.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, clock
+}
+
+func pipeline(t *testing.T, reg *r4c.Registry, cfgs ...r4c.PolicyConfig) *r4c.Pipeline[string] {
+	t.Helper()
+	p, err := r4c.NewPipeline[string](reg, t.Name(), cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTimeoutLeavesNothingBehind(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, clock := registry(t)
+	p := pipeline(t, reg, r4c.TimeoutConfig{Timeout: time.Second}, r4c.AdaptiveLimitConfig{})
+	// A function that respects its context.
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Execute(context.Background(), func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+		done <- err
+	}()
+	if err := clock.WaitPending(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := <-done; !errors.Is(err, r4c.ErrCallTimeout) {
+		t.Fatal(err)
+	}
+	// A function that ignores it: its goroutine ends when it returns.
+	unblock := make(chan struct{})
+	go func() {
+		_, err := p.Execute(context.Background(), func(context.Context) (string, error) { <-unblock; return "", nil })
+		done <- err
+	}()
+	if err := clock.WaitPending(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := <-done; !errors.Is(err, r4c.ErrCallTimeout) {
+		t.Fatal(err)
+	}
+	close(unblock)
+	// Calls that finish first.
+	for i := 0; i < 100; i++ {
+		if _, err := p.Execute(context.Background(), func(context.Context) (string, error) { return "ok", nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRetryLeavesNothingBehind(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, clock := registry(t)
+	p := pipeline(t, reg, r4c.RetryConfig{MaxAttempts: 3, Wait: time.Second}, r4c.TimeoutConfig{Timeout: time.Hour})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Execute(context.Background(), func(context.Context) (string, error) { return "", errBoom })
+		done <- err
+	}()
+	for i := 0; i < 2; i++ {
+		if err := clock.WaitPending(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Second)
+	}
+	if err := <-done; !errors.Is(err, errBoom) {
+		t.Fatal(err)
+	}
+	// A caller that gives up during a wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, err := p.Execute(ctx, func(context.Context) (string, error) { return "", errBoom })
+		done <- err
+	}()
+	if err := clock.WaitPending(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+func TestHedgeLeavesNothingBehind(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, clock := registry(t)
+	p := pipeline(t, reg, r4c.HedgeConfig{Delay: time.Second, MaxHedges: 2})
+	var attempts atomic.Int64
+	started := make(chan struct{}, 3)
+	done := make(chan string, 1)
+	go func() {
+		v, _ := p.Execute(context.Background(), func(ctx context.Context) (string, error) {
+			started <- struct{}{}
+			if attempts.Add(1) == 1 {
+				<-ctx.Done() // the slow first attempt: cancelled when the hedge wins
+				return "", ctx.Err()
+			}
+			return "hedge", nil
+		})
+		done <- v
+	}()
+	<-started
+	if err := clock.WaitPending(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if v := <-done; v != "hedge" {
+		t.Fatalf("%q", v)
+	}
+}
+
+func TestAsyncCallsLeaveNothingBehind(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, _ := registry(t)
+	for _, cfgs := range [][]r4c.PolicyConfig{
+		{r4c.AdaptiveLimitConfig{}},
+		{r4c.AdaptiveLimitConfig{}, r4c.TimeoutConfig{Timeout: time.Hour}, r4c.RetryConfig{}},
+	} {
+		p := pipeline(t, reg, cfgs...)
+		reg, _ = registry(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		f := p.Go(ctx, func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+		inner := r4c.NewFuture[string]()
+		g := p.ExecuteAsync(ctx, func(context.Context) *r4c.Future[string] { return inner })
+		cancel()
+		for _, fut := range []*r4c.Future[string]{f, g} {
+			if _, err := fut.Get(context.Background()); !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+		}
+		h := p.Go(context.Background(), func(context.Context) (string, error) { return "ok", nil })
+		if v, err := h.Get(context.Background()); v != "ok" || err != nil {
+			t.Fatal(v, err)
+		}
+	}
+}

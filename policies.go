@@ -1,0 +1,121 @@
+package r4c
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// policies is the set of instances one pipeline (or generated wrapper method) uses, resolved
+// once at construction. A nil handle means the policy is absent.
+type policies struct {
+	limit    *AdaptiveLimitHandle
+	bulkhead *BulkheadHandle
+	timeout  *TimeoutHandle
+	rate     *RateLimiterHandle
+	retry    *RetryHandle
+	breaker  *CircuitBreakerHandle
+	hedge    *HedgeHandle
+}
+
+// resolvePolicies resolves cfgs for instance id and claims their instances in r, creating them
+// or sharing existing ones; owner names the user in R4C-REG-008 messages. It returns the one
+// fallback config, if any, for the caller to type. Nothing is registered when it fails.
+func (r *Registry) resolvePolicies(id, owner string, cfgs []PolicyConfig) (policies, fallbackConfig, error) {
+	var ps policies
+	scope := "instance " + quote(id)
+	byName := map[string]PolicyConfig{}
+	var fb fallbackConfig
+	for _, c := range cfgs {
+		if isNil(c) {
+			return ps, nil, nilConfigError(scope)
+		}
+		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer {
+			c = v.Elem().Interface().(PolicyConfig)
+		}
+		if _, dup := byName[c.PolicyName()]; dup {
+			return ps, nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: c.PolicyName(),
+				Msg: fmt.Sprintf("%s: %s is given twice", scope, c.PolicyName())}
+		}
+		byName[c.PolicyName()] = c
+		if f, ok := c.(fallbackConfig); ok {
+			fb = f
+		}
+	}
+	var claims []claim
+	for _, err := range []error{
+		use(r, &adaptiveLimitSpec, byName, id, owner, &claims, &ps.limit, newAdaptiveLimit(r, id), (*AdaptiveLimitHandle).snapshotAny),
+		use(r, &bulkheadSpec, byName, id, owner, &claims, &ps.bulkhead, newBulkhead(r, id), (*BulkheadHandle).snapshotAny),
+		use(r, &timeoutSpec, byName, id, owner, &claims, &ps.timeout, newTimeout(r, id), (*TimeoutHandle).snapshotAny),
+		use(r, &rateLimiterSpec, byName, id, owner, &claims, &ps.rate, newRateLimiter(r, id), (*RateLimiterHandle).snapshotAny),
+		use(r, &retrySpec, byName, id, owner, &claims, &ps.retry, newRetry(r, id), (*RetryHandle).snapshotAny),
+		use(r, &circuitBreakerSpec, byName, id, owner, &claims, &ps.breaker, newCircuitBreaker(r, id), (*CircuitBreakerHandle).snapshotAny),
+		use(r, &hedgeSpec, byName, id, owner, &claims, &ps.hedge, newHedge(r, id), (*HedgeHandle).snapshotAny),
+	} {
+		if err != nil {
+			return ps, nil, err
+		}
+	}
+	return ps, fb, r.register(claims)
+}
+
+// use resolves the config of spec's policy in byName, if present, and adds the claim of its
+// instance; *h receives the handle when the claims are registered.
+func use[C any, H any](r *Registry, spec *policySpec[C], byName map[string]PolicyConfig, id, owner string, claims *[]claim, h *H, mk func(C) H, snap func(H) any) error {
+	c, ok := byName[spec.name]
+	if !ok {
+		return nil
+	}
+	cfg, err := resolve(r, spec, id, c.(C))
+	if err != nil {
+		return err
+	}
+	*claims = append(*claims, claimInstance(r, spec, id, owner, cfg, h, mk, snap))
+	return nil
+}
+
+// fallbackConfig is implemented by FallbackConfig[T] for every T.
+type fallbackConfig interface {
+	PolicyConfig
+	fallbackType() reflect.Type
+}
+
+// stages returns the enabled policies as pipeline stages in the canonical order, outermost
+// first: Fallback > Retry > Hedge > CircuitBreaker > RateLimiter > AdaptiveLimit > Timeout >
+// Bulkhead. This is the one place that order is written down.
+func stages[T any](ps policies, fb *FallbackConfig[T]) []stage[T] {
+	var s []stage[T]
+	if fb != nil {
+		s = append(s, fallbackStage(*fb))
+	}
+	if ps.retry != nil && ps.retry.enabled {
+		s = append(s, retryStage[T](ps.retry))
+	}
+	if ps.hedge != nil && ps.hedge.enabled {
+		s = append(s, hedgeStage[T](ps.hedge))
+	}
+	if ps.breaker != nil && ps.breaker.enabled {
+		s = append(s, circuitBreakerStage[T](ps.breaker))
+	}
+	if ps.rate != nil && ps.rate.enabled {
+		s = append(s, rateLimiterStage[T](ps.rate))
+	}
+	if ps.limit != nil && ps.limit.enabled {
+		s = append(s, limitStage[T](ps.limit))
+	}
+	if ps.timeout != nil && ps.timeout.enabled {
+		s = append(s, timeoutStage[T](ps.timeout))
+	}
+	if ps.bulkhead != nil && ps.bulkhead.enabled {
+		s = append(s, bulkheadStage[T](ps.bulkhead))
+	}
+	return s
+}
+
+// compose chains stages around the call, the first stage outermost.
+func compose[T any](s []stage[T]) call[T] {
+	run := call[T](invoke[T])
+	for i := len(s) - 1; i >= 0; i-- {
+		run = s[i](run)
+	}
+	return run
+}

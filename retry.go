@@ -1,0 +1,213 @@
+package r4c
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// RetryConfig configures a retry: failed attempts are run again after a wait. A zero field
+// means "not set here" (see AdaptiveLimitConfig).
+type RetryConfig struct {
+	// MaxAttempts is the number of attempts, the first one included (default 3).
+	MaxAttempts int
+	// Wait is the wait before the first retry (default 500ms).
+	Wait time.Duration
+	// Multiplier grows the wait after each retry: wait x Multiplier^(n-1) before retry n
+	// (default 1: a constant wait; above 1: exponential backoff).
+	Multiplier float64
+	// MaxWait caps the wait (default 0: no cap). Use NoWait to remove a cap set by a lower layer.
+	MaxWait time.Duration
+	// Jitter randomises each wait by up to this fraction either way, in [0, 1) (default 0). Use
+	// NoJitter to remove jitter set by a lower layer.
+	Jitter float64
+	// RetryOn lists the errors that are retried (errors.Is); empty (the default) retries every
+	// error but those in AbortOn.
+	RetryOn []error
+	// AbortOn lists the errors that are never retried (default: none).
+	AbortOn []error
+	// Enabled turns the retry Off (one attempt) or back On.
+	Enabled Toggle
+	// Config names a configuration registered with WithConfig to start from.
+	Config string
+}
+
+// NoJitter is the value of RetryConfig.Jitter for no jitter: the zero value means "not set here".
+const NoJitter = -1.0
+
+const policyRetry = "retry"
+
+// PolicyName returns "retry".
+func (RetryConfig) PolicyName() string { return policyRetry }
+
+func (c RetryConfig) addTo(l layer, scope string, named bool) error {
+	return addToLayer(&retrySpec, c, l, scope, named)
+}
+
+func (c RetryConfig) namedConfig() string { return c.Config }
+
+var retrySpec = policySpec[RetryConfig]{
+	name:   policyRetry,
+	kind:   KindRetry,
+	goType: "r4c.RetryConfig",
+	defaults: RetryConfig{MaxAttempts: 3, Wait: 500 * time.Millisecond, Multiplier: 1, MaxWait: NoWait,
+		Jitter: NoJitter, RetryOn: []error{}, AbortOn: []error{}, Enabled: On},
+	named: func(c *RetryConfig) *string { return &c.Config },
+	settings: []setting[RetryConfig]{
+		intSetting("maxAttempts", "at least 1",
+			func(c *RetryConfig) *int { return &c.MaxAttempts }, atLeastOne, CodeLimitBelowOne).
+			describe("The number of attempts, the first one included."),
+		durationSetting("wait", "a positive duration",
+			func(c *RetryConfig) *time.Duration { return &c.Wait }, positive, CodeInvalidSetting).
+			describe("The wait before the first retry; it is spent outside every inner policy and holds no slot."),
+		floatSetting("multiplier", "at least 1",
+			func(c *RetryConfig) *float64 { return &c.Multiplier }, func(v float64) bool { return v >= 1 && v < inf }).
+			describe("Grows the wait after each retry (exponential backoff above 1)."),
+		waitSetting("maxWait", func(c *RetryConfig) *time.Duration { return &c.MaxWait }).
+			describe("Caps the wait; 0 means no cap."),
+		fractionSetting("jitter", func(c *RetryConfig) *float64 { return &c.Jitter }).
+			describe("Randomises each wait by up to this fraction either way."),
+		errorsSetting("retryOn", "a list of errors, matched with errors.Is; no nil entries",
+			func(c *RetryConfig) *[]error { return &c.RetryOn }).
+			describe("The errors that are retried; empty retries every error but those in abortOn."),
+		errorsSetting("abortOn", "a list of errors, matched with errors.Is; no nil entries",
+			func(c *RetryConfig) *[]error { return &c.AbortOn }).
+			describe("The errors that are never retried."),
+		toggleSetting(func(c *RetryConfig) *Toggle { return &c.Enabled }, "false disables the retry: one attempt."),
+	},
+}
+
+// fractionSetting is a float in [0, 1), 0 written NoJitter in Go code.
+func fractionSetting[C any](key string, f func(*C) *float64) setting[C] {
+	s := floatSetting(key, "in [0, 1) (NoJitter for 0 in Go code)", f,
+		func(v float64) bool { return (v >= 0 && v < 1) || v == NoJitter })
+	format := s.format
+	s.format = func(c *C) string {
+		if *f(c) == NoJitter {
+			return "0"
+		}
+		return format(c)
+	}
+	return s
+}
+
+// RetryHandle is one retry instance of a registry. Get it with Registry.Retry.
+type RetryHandle struct {
+	calls, retries, exhausted atomic.Int64
+
+	id      string
+	cfg     RetryConfig
+	enabled bool
+	jitter  float64
+	maxWait time.Duration
+	clock   Clock
+	reg     *Registry
+}
+
+func newRetry(reg *Registry, id string) func(RetryConfig) *RetryHandle {
+	return func(cfg RetryConfig) *RetryHandle {
+		return &RetryHandle{id: id, cfg: cfg, enabled: cfg.Enabled != Off, jitter: max(cfg.Jitter, 0),
+			maxWait: effectiveWait(cfg.MaxWait), clock: reg.clock, reg: reg}
+	}
+}
+
+// ID returns the instance id.
+func (h *RetryHandle) ID() string { return h.id }
+
+// Config returns the instance's resolved configuration.
+func (h *RetryHandle) Config() RetryConfig { return h.cfg }
+
+// backoff returns the wait after failed attempt n (from 1).
+func (h *RetryHandle) backoff(n int) time.Duration {
+	w := float64(h.cfg.Wait) * math.Pow(h.cfg.Multiplier, float64(n-1))
+	if h.maxWait > 0 && w > float64(h.maxWait) {
+		w = float64(h.maxWait)
+	}
+	if h.jitter > 0 {
+		w *= 1 + h.jitter*(2*rand.Float64()-1)
+	}
+	if w > float64(math.MaxInt64) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(w)
+}
+
+// retryable reports whether err may be retried.
+func (h *RetryHandle) retryable(err error) bool {
+	if matchesAny(err, h.cfg.AbortOn) {
+		return false
+	}
+	return len(h.cfg.RetryOn) == 0 || matchesAny(err, h.cfg.RetryOn)
+}
+
+// RetrySnapshot is a reading of a retry's counters.
+type RetrySnapshot struct {
+	ID          string
+	Enabled     bool
+	MaxAttempts int
+	Calls       int64 // calls that went through the retry
+	Retries     int64 // attempts after the first
+	Exhausted   int64 // calls whose every attempt failed
+}
+
+// Snapshot returns the retry's counters.
+func (h *RetryHandle) Snapshot() RetrySnapshot {
+	return RetrySnapshot{ID: h.id, Enabled: h.enabled, MaxAttempts: h.cfg.MaxAttempts,
+		Calls: h.calls.Load(), Retries: h.retries.Load(), Exhausted: h.exhausted.Load()}
+}
+
+func (h *RetryHandle) snapshotAny() any { return h.Snapshot() }
+
+// Retry returns the retry instance id, or an error with code R4C-REG-009.
+func (r *Registry) Retry(id string) (*RetryHandle, error) {
+	return lookup[*RetryHandle](r, policyRetry, id)
+}
+
+// retryStage runs the rest of the pipeline up to MaxAttempts times. The wait between attempts
+// is spent here, outside every inner policy: it holds no slot of an inner limit or bulkhead.
+// A failure once the caller's context is done is never retried; the caller's cancellation
+// during a wait ends the call at once with the context's error.
+func retryStage[T any](h *RetryHandle) stage[T] {
+	return func(next call[T]) call[T] {
+		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+			h.calls.Add(1)
+			for attempt := 1; ; attempt++ {
+				v, err := next(ctx, fn)
+				if err == nil || ctx.Err() != nil || !h.retryable(err) {
+					return v, err
+				}
+				if attempt >= h.cfg.MaxAttempts {
+					h.exhausted.Add(1)
+					var zero T
+					return zero, &RetryExhaustedError{ID: h.id, Attempts: attempt, Last: err}
+				}
+				wait := h.backoff(attempt)
+				h.retries.Add(1)
+				if h.reg.observed {
+					h.reg.publish(Event{Type: EventRetried, Kind: KindRetry, Instance: h.id, Attempt: attempt, Duration: wait, Err: err})
+				}
+				if err := sleep(ctx, h.clock, wait); err != nil {
+					var zero T
+					return zero, err
+				}
+			}
+		}
+	}
+}
+
+// sleep waits d on clock, or returns ctx's error if ctx is done first.
+func sleep(ctx context.Context, clock Clock, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := clock.NewTimer(d)
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,286 @@
+package r4c
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// policySpec describes one policy's configuration type C: its names, its settings table and its
+// built-in defaults. It is the single place from which merging layers, validation, conflict
+// messages, the generated configuration reference (and the flat configuration keys) all come.
+type policySpec[C any] struct {
+	name     string // as in configuration keys: "adaptiveLimit"
+	kind     string // as in metric labels: "adaptivelimit"
+	goType   string // "r4c.AdaptiveLimitConfig", for the reference
+	settings []setting[C]
+	defaults C                // every setting set
+	named    func(*C) *string // the Config field: the named configuration to start from
+	// relate checks the relations between the settings of a resolved configuration (nil when
+	// there are none).
+	relate func(c *C, scope string) error
+}
+
+// setting describes one key of a policy's configuration.
+type setting[C any] struct {
+	key   string // as in configuration keys: "maxLimit"
+	valid string // what is valid, in words
+	doc   string // one sentence for the configuration reference
+	// format returns the field as configuration text ("" when unset).
+	format func(c *C) string
+	isSet  func(c *C) bool
+	copy   func(dst, src *C)
+	// check validates a set value on its own; it returns the error code and false when invalid.
+	check func(c *C) (code string, ok bool)
+	// equal compares the field of two configurations; nil compares their formats.
+	equal func(a, b *C) bool
+}
+
+func (s setting[C]) describe(doc string) setting[C] {
+	s.doc = doc
+	return s
+}
+
+// merge returns base with every setting that is set in over replacing base's.
+func (p *policySpec[C]) merge(base, over C) C {
+	for _, s := range p.settings {
+		if s.isSet(&over) {
+			s.copy(&base, &over)
+		}
+	}
+	if n := *p.named(&over); n != "" {
+		*p.named(&base) = n
+	}
+	return base
+}
+
+// checkFields validates every setting set in c, on its own. scope names where c comes from
+// (`instance "orders"`, `config "backend"`, `registry defaults`).
+func (p *policySpec[C]) checkFields(c C, scope string) error {
+	var errs []error
+	for _, s := range p.settings {
+		if !s.isSet(&c) {
+			continue
+		}
+		if code, ok := s.check(&c); !ok {
+			errs = append(errs, settingError(code, scope, p.name, s.key, s.format(&c), s.valid))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate checks a resolved configuration: every setting, then the relations between them.
+func (p *policySpec[C]) validate(c C, scope string) error {
+	if err := p.checkFields(c, scope); err != nil {
+		return err
+	}
+	if p.relate != nil {
+		return p.relate(&c, scope)
+	}
+	return nil
+}
+
+// diff lists the settings on which two resolved configurations differ, as
+// "maxLimit 100 vs 50"; "" when they are the same.
+func (p *policySpec[C]) diff(a, b C) string {
+	var parts []string
+	for _, s := range p.settings {
+		fa, fb := s.format(&a), s.format(&b)
+		same := fa == fb
+		if s.equal != nil {
+			same = s.equal(&a, &b)
+		}
+		if !same {
+			parts = append(parts, s.key+" "+fa+" vs "+fb)
+		}
+	}
+	if na, nb := *p.named(&a), *p.named(&b); na != nb {
+		parts = append(parts, fmt.Sprintf("config %q vs %q", na, nb))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// The constructors of settings, by type. f returns the field of a config.
+
+func intSetting[C any](key, valid string, f func(*C) *int, ok func(int) bool, code string) setting[C] {
+	return setting[C]{
+		key: key, valid: valid,
+		format: func(c *C) string {
+			if *f(c) == 0 {
+				return ""
+			}
+			return strconv.Itoa(*f(c))
+		},
+		isSet: func(c *C) bool { return *f(c) != 0 },
+		copy:  func(d, s *C) { *f(d) = *f(s) },
+		check: func(c *C) (string, bool) { return code, ok(*f(c)) },
+	}
+}
+
+func floatSetting[C any](key, valid string, f func(*C) *float64, ok func(float64) bool) setting[C] {
+	return setting[C]{
+		key: key, valid: valid,
+		format: func(c *C) string {
+			if *f(c) == 0 {
+				return ""
+			}
+			return strconv.FormatFloat(*f(c), 'g', -1, 64)
+		},
+		isSet: func(c *C) bool { return *f(c) != 0 },
+		copy:  func(d, s *C) { *f(d) = *f(s) },
+		check: func(c *C) (string, bool) { v := *f(c); return CodeInvalidSetting, ok(v) && !math.IsNaN(v) },
+	}
+}
+
+func durationSetting[C any](key, valid string, f func(*C) *time.Duration, ok func(time.Duration) bool, code string) setting[C] {
+	return setting[C]{
+		key: key, valid: valid,
+		format: func(c *C) string {
+			if *f(c) == 0 {
+				return ""
+			}
+			return f(c).String()
+		},
+		isSet: func(c *C) bool { return *f(c) != 0 },
+		copy:  func(d, s *C) { *f(d) = *f(s) },
+		check: func(c *C) (string, bool) { return code, ok(*f(c)) },
+	}
+}
+
+func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
+	return setting[C]{
+		key: key, valid: valid,
+		format: func(c *C) string { return formatErrors(*f(c)) },
+		isSet:  func(c *C) bool { return *f(c) != nil },
+		copy:   func(d, s *C) { *f(d) = append([]error{}, *f(s)...) },
+		check: func(c *C) (string, bool) {
+			for _, e := range *f(c) {
+				if e == nil {
+					return CodeInvalidSetting, false
+				}
+			}
+			return "", true
+		},
+		equal: func(a, b *C) bool { return sameErrors(*f(a), *f(b)) },
+	}
+}
+
+func toggleSetting[C any](f func(*C) *Toggle, doc string) setting[C] {
+	return setting[C]{
+		key: "enabled", valid: "true or false", doc: doc,
+		format: func(c *C) string { return f(c).String() },
+		isSet:  func(c *C) bool { return *f(c) != 0 },
+		copy:   func(d, s *C) { *f(d) = *f(s) },
+		check:  func(c *C) (string, bool) { return CodeInvalidSetting, *f(c) == On || *f(c) == Off },
+	}
+}
+
+var inf = math.Inf(1)
+
+func atLeastOne(v int) bool { return v >= 1 }
+
+func positive(d time.Duration) bool { return d > 0 }
+
+func formatErrors(errs []error) string {
+	if errs == nil {
+		return ""
+	}
+	names := make([]string, len(errs))
+	for i, e := range errs {
+		names[i] = errorName(e)
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// errorName names an error in messages: the library's sentinels by their Go names, others by
+// their message.
+func errorName(e error) string {
+	switch e {
+	case nil:
+		return "nil"
+	case ErrCallTimeout:
+		return "r4c.ErrCallTimeout"
+	case ErrBulkheadFull:
+		return "r4c.ErrBulkheadFull"
+	case ErrLimitExceeded:
+		return "r4c.ErrLimitExceeded"
+	case ErrRateLimited:
+		return "r4c.ErrRateLimited"
+	case ErrCircuitOpen:
+		return "r4c.ErrCircuitOpen"
+	}
+	return strconv.Quote(e.Error())
+}
+
+// sameErrors compares two error lists element by element: with == where the dynamic type is
+// comparable, with reflect.DeepEqual where == would panic.
+func sameErrors(a, b []error) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameError(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameError(a, b error) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb {
+		return false
+	}
+	if ta == nil || ta.Comparable() {
+		return a == b
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// matchesAny reports whether err matches any of errs with errors.Is.
+func matchesAny(err error, errs []error) bool {
+	for _, e := range errs {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func settingError(code, scope, policy, key, value, valid string) *ConfigError {
+	return &ConfigError{Code: code, Instance: scopeID(scope), Policy: policy, Key: key, Value: value,
+		Msg: fmt.Sprintf("%s%s.%s = %s is invalid: want %s", scopePrefix(scope), policy, key, value, valid)}
+}
+
+func scopePrefix(scope string) string {
+	if scope == "" {
+		return ""
+	}
+	return scope + ": "
+}
+
+// scopeID extracts the quoted id of a scope (`instance "orders"` -> orders).
+func scopeID(scope string) string {
+	if i := strings.IndexByte(scope, '"'); i >= 0 {
+		if s, err := strconv.Unquote(scope[i:]); err == nil {
+			return s
+		}
+	}
+	return ""
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
+// checkErrorList checks a list of errors given outside the settings tables (a fallback's On).
+func checkErrorList(errs []error, scope, policy, key string) ([]error, error) {
+	for _, e := range errs {
+		if e == nil {
+			return nil, settingError(CodeInvalidSetting, scope, policy, key, formatErrors(errs), "a list of errors, matched with errors.Is; no nil entries")
+		}
+	}
+	return errs, nil
+}
