@@ -6,6 +6,7 @@ package r4c_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -221,5 +222,63 @@ func TestEveryPolicyHasAHandleAndASnapshot(t *testing.T) {
 		if err := f("nope"); r4c.ErrorCode(err) != "R4C-REG-009" {
 			t.Errorf("%v", err)
 		}
+	}
+}
+
+// "Un @CircuitBreaker de afuera la registra como falla (agrégala a ignoreOn si un límite lleno no
+// debe abrir el breaker)": by default the breaker records the limit's rejections as failures.
+func TestRuleOuterBreakerRecordsRejections(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ignore []error
+		want   r4c.CircuitState
+	}{
+		{"recorded by default", nil, r4c.CircuitOpen},
+		{"ignored with IgnoreOn", []error{r4c.ErrLimitExceeded}, r4c.CircuitClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, _ := newRegistry(t)
+			p := newPipeline[string](t, reg, "x",
+				r4c.AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1},
+				r4c.CircuitBreakerConfig{MinimumCalls: 4, SlidingWindowSize: 4, FailureRateThreshold: 50, IgnoreOn: tc.ignore})
+			release := hold(t, p)
+			for i := 0; i < 4; i++ {
+				if _, err := p.Execute(context.Background(), taking(nil, 0, nil)); !errors.Is(err, r4c.ErrLimitExceeded) {
+					t.Fatalf("call %d: %v", i, err)
+				}
+			}
+			release()
+			cb, _ := reg.CircuitBreaker("x")
+			if cb.State() != tc.want {
+				t.Fatalf("state %v, want %v", cb.State(), tc.want)
+			}
+		})
+	}
+}
+
+// "Un @Hedge deja de lanzar intentos cuando el límite rechaza uno".
+func TestRuleHedgeStopsWhenTheLimitRejects(t *testing.T) {
+	reg, clock := newRegistry(t)
+	p := newPipeline[string](t, reg, "x",
+		r4c.HedgeConfig{Delay: time.Second, MaxHedges: 3},
+		r4c.AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1})
+	unblock := make(chan struct{})
+	done := start(p, context.Background(), func(context.Context) (string, error) { <-unblock; return "first", nil })
+	waitPending(t, clock, 1)
+	clock.Advance(time.Second) // the first hedge is launched and rejected by the full limit
+	h, _ := reg.Hedge("x")
+	for handle(t, reg, "x").Snapshot().Rejected == 0 {
+		runtime.Gosched()
+	}
+	for clock.Pending() != 0 { // launches stop: the delay timer is stopped
+		runtime.Gosched()
+	}
+	clock.Advance(10 * time.Second)
+	close(unblock)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := h.Snapshot(); s.Hedges != 1 {
+		t.Fatalf("%+v: want exactly one hedge launched", s)
 	}
 }
