@@ -265,6 +265,13 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	}
 }
 
+// The adaptive limit as a pipeline gate: a slot and the start time of the call.
+func (l *AdaptiveLimitHandle) admit() (int64, error) { return l.acquire() }
+func (l *AdaptiveLimitHandle) settle(ctx context.Context, start int64, err error) {
+	l.release(start, l.classify(ctx, err))
+}
+func (l *AdaptiveLimitHandle) abandon(start int64) { l.release(start, outcomeFree) }
+
 // ID returns the instance id.
 func (l *AdaptiveLimitHandle) ID() string { return l.id }
 

@@ -461,29 +461,11 @@ func (r *Registry) CircuitBreaker(id string) (*CircuitBreakerHandle, error) {
 	return lookup[*CircuitBreakerHandle](r, policyCircuitBreaker, id)
 }
 
-// circuitBreakerStage applies a circuit breaker: ask for permission (a rejection does not call
-// the rest), run the rest, record its classified result. A panic records nothing, gives a
-// half-open trial's permission back, and keeps unwinding.
-func circuitBreakerStage[T any](h *CircuitBreakerHandle) stage[T] {
-	return func(next call[T]) call[T] {
-		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-			p, err := h.acquire()
-			if err != nil {
-				var zero T
-				return zero, err
-			}
-			// The deferred closure is open-coded and captures by reference on the stack: no
-			// allocation.
-			done := false
-			defer func() {
-				if !done {
-					h.release(p, cbIgnored)
-				}
-			}()
-			v, err := next(ctx, fn)
-			done = true
-			h.release(p, h.classify(ctx, err))
-			return v, err
-		}
-	}
+// The breaker as a pipeline gate: ask for permission (a rejection does not call the rest), run
+// the rest, record its classified result. A panic records nothing and gives a half-open trial's
+// permission back.
+func (h *CircuitBreakerHandle) admit() (cbPermit, error) { return h.acquire() }
+func (h *CircuitBreakerHandle) settle(ctx context.Context, p cbPermit, err error) {
+	h.release(p, h.classify(ctx, err))
 }
+func (h *CircuitBreakerHandle) abandon(p cbPermit) { h.release(p, cbIgnored) }

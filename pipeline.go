@@ -93,31 +93,6 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 // ID returns the pipeline's instance id.
 func (p *Pipeline[T]) ID() string { return p.id }
 
-// limitStage applies an adaptive limit: take a slot, run the rest, classify the result.
-func limitStage[T any](l *AdaptiveLimitHandle) stage[T] {
-	return func(next call[T]) call[T] {
-		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-			start, err := l.acquire()
-			if err != nil {
-				var zero T
-				return zero, err
-			}
-			// A panic frees the slot without a sample and keeps unwinding; the deferred closure
-			// is open-coded and captures by reference on the stack, so it costs no allocation.
-			done := false
-			defer func() {
-				if !done {
-					l.release(start, outcomeFree)
-				}
-			}()
-			v, err := next(ctx, fn)
-			done = true
-			l.release(start, l.classify(ctx, err))
-			return v, err
-		}
-	}
-}
-
 func (p *Pipeline[T]) checkCall(ctx context.Context, fnNil bool) error {
 	if ctx == nil {
 		return fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilContext)

@@ -94,13 +94,13 @@ func stages[T any](ps policies, fb *FallbackConfig[T]) []stage[T] {
 		s = append(s, hedgeStage[T](ps.hedge))
 	}
 	if ps.breaker != nil && ps.breaker.enabled {
-		s = append(s, circuitBreakerStage[T](ps.breaker))
+		s = append(s, gateStage[T, cbPermit](ps.breaker))
 	}
 	if ps.rate != nil && ps.rate.enabled {
 		s = append(s, rateLimiterStage[T](ps.rate))
 	}
 	if ps.limit != nil && ps.limit.enabled {
-		s = append(s, limitStage[T](ps.limit))
+		s = append(s, gateStage[T, int64](ps.limit))
 	}
 	if ps.timeout != nil && ps.timeout.enabled {
 		s = append(s, timeoutStage[T](ps.timeout))
