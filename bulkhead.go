@@ -45,10 +45,10 @@ var bulkheadSpec = policySpec[BulkheadConfig]{
 	named:    func(c *BulkheadConfig) *string { return &c.Config },
 	settings: []setting[BulkheadConfig]{
 		intSetting("maxConcurrent", "at least 1",
-			func(c *BulkheadConfig) *int { return &c.MaxConcurrent }, atLeastOne, CodeLimitBelowOne).
+			func(c *BulkheadConfig) *int { return &c.MaxConcurrent }, atLeastOne, CodeLimitBelowOne).eg("10").
 			describe("How many calls may run at once."),
 		waitSetting("maxWait",
-			func(c *BulkheadConfig) *time.Duration { return &c.MaxWait }).
+			func(c *BulkheadConfig) *time.Duration { return &c.MaxWait }).eg("250ms").
 			describe("How long a call waits for a slot when all are taken; 0 rejects at once."),
 		toggleSetting(func(c *BulkheadConfig) *Toggle { return &c.Enabled },
 			"false disables the bulkhead: every call passes."),
@@ -66,7 +66,7 @@ func waitSetting[C any](key string, f func(*C) *time.Duration) setting[C] {
 		}
 		return format(c)
 	}
-	return s
+	return s.zeroAs(func(c *C) bool { return *f(c) == 0 }, func(c *C) { *f(c) = NoWait })
 }
 
 // effectiveWait maps NoWait to 0.

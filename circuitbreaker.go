@@ -89,31 +89,31 @@ var circuitBreakerSpec = policySpec[CircuitBreakerConfig]{
 	named: func(c *CircuitBreakerConfig) *string { return &c.Config },
 	settings: []setting[CircuitBreakerConfig]{
 		floatSetting("failureRateThreshold", "in (0, 100]",
-			func(c *CircuitBreakerConfig) *float64 { return &c.FailureRateThreshold }, percent).
+			func(c *CircuitBreakerConfig) *float64 { return &c.FailureRateThreshold }, percent).eg("25").
 			describe("Opens the breaker when this percentage of the recorded calls failed."),
 		floatSetting("slowCallRateThreshold", "in (0, 100]",
-			func(c *CircuitBreakerConfig) *float64 { return &c.SlowCallRateThreshold }, percent).
+			func(c *CircuitBreakerConfig) *float64 { return &c.SlowCallRateThreshold }, percent).eg("80").
 			describe("Opens the breaker when this percentage of the recorded calls were slow."),
 		durationSetting("slowCallDuration", "a positive duration",
-			func(c *CircuitBreakerConfig) *time.Duration { return &c.SlowCallDuration }, positive, CodeInvalidSetting).
+			func(c *CircuitBreakerConfig) *time.Duration { return &c.SlowCallDuration }, positive, CodeInvalidSetting).eg("2s").
 			describe("The duration from which a call is slow."),
 		intSetting("slidingWindowSize", "at least 1",
-			func(c *CircuitBreakerConfig) *int { return &c.SlidingWindowSize }, atLeastOne, CodeInvalidSetting).
+			func(c *CircuitBreakerConfig) *int { return &c.SlidingWindowSize }, atLeastOne, CodeInvalidSetting).eg("50").
 			describe("How many of the latest calls are recorded."),
 		intSetting("minimumCalls", "at least 1",
-			func(c *CircuitBreakerConfig) *int { return &c.MinimumCalls }, atLeastOne, CodeInvalidSetting).
+			func(c *CircuitBreakerConfig) *int { return &c.MinimumCalls }, atLeastOne, CodeInvalidSetting).eg("20").
 			describe("How many calls must be recorded before the rates count (at most slidingWindowSize are)."),
 		durationSetting("waitInOpen", "a positive duration",
-			func(c *CircuitBreakerConfig) *time.Duration { return &c.WaitInOpen }, positive, CodeInvalidSetting).
+			func(c *CircuitBreakerConfig) *time.Duration { return &c.WaitInOpen }, positive, CodeInvalidSetting).eg("30s").
 			describe("How long the breaker stays open before letting trial calls through."),
 		intSetting("permittedCallsInHalfOpen", "at least 1",
-			func(c *CircuitBreakerConfig) *int { return &c.PermittedCallsInHalfOpen }, atLeastOne, CodeInvalidSetting).
+			func(c *CircuitBreakerConfig) *int { return &c.PermittedCallsInHalfOpen }, atLeastOne, CodeInvalidSetting).eg("3").
 			describe("How many trial calls the half-open breaker lets through; their rates close or reopen it."),
 		errorsSetting("recordOn", "a list of errors, matched with errors.Is; no nil entries",
-			func(c *CircuitBreakerConfig) *[]error { return &c.RecordOn }).
+			func(c *CircuitBreakerConfig) *[]error { return &c.RecordOn }).eg("net.ErrClosed").
 			describe("The errors that count as failures; empty counts every error but those in ignoreOn."),
 		errorsSetting("ignoreOn", "a list of errors, matched with errors.Is; no nil entries",
-			func(c *CircuitBreakerConfig) *[]error { return &c.IgnoreOn }).
+			func(c *CircuitBreakerConfig) *[]error { return &c.IgnoreOn }).eg("r4c.ErrLimitExceeded").
 			describe("The errors that are not recorded at all."),
 		toggleSetting(func(c *CircuitBreakerConfig) *Toggle { return &c.Enabled }, "false disables the breaker: always closed."),
 	},

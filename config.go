@@ -3,6 +3,7 @@ package r4c
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -174,31 +175,44 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		check: func(c *AdaptiveLimitConfig) (string, bool) {
 			return CodeInvalidSetting, c.Algorithm == Gradient2 || c.Algorithm == AIMD
 		},
+		parse: func(c *AdaptiveLimitConfig, text string) (string, string, bool) {
+			switch strings.ToLower(text) {
+			case "gradient2":
+				c.Algorithm = Gradient2
+			case "aimd":
+				c.Algorithm = AIMD
+			default:
+				return CodeInvalidValue, "gradient2 or aimd (vegas is not implemented)", false
+			}
+			return "", "", true
+		},
+		example: "aimd",
 	},
 	intSetting("initialLimit", "at least 1, and minLimit <= initialLimit <= maxLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne).describe("The limit before the first window completes."),
+		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne).eg("15").describe("The limit before the first window completes."),
 	intSetting("minLimit", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, CodeLimitBelowOne).describe("The lowest the limit goes."),
+		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, CodeLimitBelowOne).eg("2").describe("The lowest the limit goes."),
 	intSetting("maxLimit", "at least 1, and at least minLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, CodeLimitBelowOne).describe("The highest the limit goes."),
+		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, CodeLimitBelowOne).eg("150").describe("The highest the limit goes."),
 	durationSetting("window", "from 1ms to 1h",
 		func(c *AdaptiveLimitConfig) *time.Duration { return &c.Window },
-		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, CodeOutOfOrder).describe("The minimum duration of a window; a window also needs minWindowSamples samples."),
+		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, CodeOutOfOrder).eg("500ms").describe("The minimum duration of a window; a window also needs minWindowSamples samples."),
 	intSetting("minWindowSamples", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, CodeInvalidSetting).describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
+		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, CodeInvalidSetting).eg("20").describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
 	floatSetting("smoothing", "in (0, 1]",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).describe("Gradient2: the share of each window's proposed limit that the estimate moves towards."),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).eg("0.5").describe("Gradient2: the share of each window's proposed limit that the estimate moves towards."),
 	floatSetting("rttTolerance", "at least 1",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).describe("Gradient2: how far above the long-term latency a window may be before the limit falls; the limit settles where queueing raises latency about this much."),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).eg("2").describe("Gradient2: how far above the long-term latency a window may be before the limit falls; the limit settles where queueing raises latency about this much."),
 	intSetting("longWindow", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting).describe("Gradient2: the number of windows (not a duration) of the long-term latency average: its memory is about longWindow x window."),
+		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting).eg("100").describe("Gradient2: the number of windows (not a duration) of the long-term latency average: its memory is about longWindow x window."),
 	intSetting("queueSize", "at least 0 (NoQueue, -1, for 0 in Go code)",
 		func(c *AdaptiveLimitConfig) *int { return &c.QueueSize },
-		func(v int) bool { return v >= 0 || v == NoQueue }, CodeInvalidSetting).describe("Gradient2: the growth allowance added each window before smoothing."),
+		func(v int) bool { return v >= 0 || v == NoQueue }, CodeInvalidSetting).eg("0").describe("Gradient2: the growth allowance added each window before smoothing.").
+		zeroAs(func(c *AdaptiveLimitConfig) bool { return c.QueueSize == 0 }, func(c *AdaptiveLimitConfig) { c.QueueSize = NoQueue }),
 	floatSetting("backoffRatio", "in (0, 1)",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }).describe("AIMD: the multiplier applied to the limit after a window with a drop."),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }).eg("0.8").describe("AIMD: the multiplier applied to the limit after a window with a drop."),
 	errorsSetting("dropOn", "a list of errors, matched with errors.Is; no nil entries",
-		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).describe("The failures that are drops (overload signals); setting it replaces the default list."),
+		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).eg("r4c.ErrCallTimeout,net.ErrClosed").describe("The failures that are drops (overload signals); setting it replaces the default list."),
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
 		"false disables the limit: every call passes and nothing is measured."),
 }

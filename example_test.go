@@ -207,3 +207,31 @@ func ExampleWithObserver() {
 	// rejected adaptivelimit pay 0 -> 2
 	// limit_changed adaptivelimit pay 2 -> 3
 }
+
+// External configuration uses flat keys; the same layers as WithDefaults, WithConfig and
+// WithInstance, the later option winning.
+func ExampleWithProperties() {
+	reg, err := r4c.NewRegistry(r4c.WithProperties(map[string]string{
+		"defaults.adaptiveLimit.maxLimit":            "100",
+		"configs.backend.adaptiveLimit.algorithm":    "aimd",
+		"configs.backend.adaptiveLimit.backoffRatio": "0.8",
+		"instances.orders.adaptiveLimit.config":      "backend",
+		"instances.orders.timeout.timeout":           "2s",
+	}))
+	if err != nil {
+		panic(err)
+	}
+	if _, err := r4c.NewPipeline[string](reg, "orders", r4c.AdaptiveLimitConfig{}, r4c.TimeoutConfig{}); err != nil {
+		panic(err)
+	}
+	limit, _ := reg.AdaptiveLimit("orders")
+	timeout, _ := reg.Timeout("orders")
+	c := limit.Config()
+	fmt.Println(c.Algorithm, c.BackoffRatio, c.MaxLimit, timeout.Config().Timeout)
+
+	_, err = r4c.NewRegistry(r4c.WithProperties(map[string]string{"defaults.adaptiveLimit.maxLimt": "100"}))
+	fmt.Println(err)
+	// Output:
+	// aimd 0.8 100 2s
+	// R4C-CFG-001: WithProperties: unknown key "defaults.adaptiveLimit.maxLimt": did you mean "defaults.adaptiveLimit.maxLimit"?
+}

@@ -46,10 +46,10 @@ var hedgeSpec = policySpec[HedgeConfig]{
 	named:    func(c *HedgeConfig) *string { return &c.Config },
 	settings: []setting[HedgeConfig]{
 		durationSetting("delay", "a positive duration",
-			func(c *HedgeConfig) *time.Duration { return &c.Delay }, positive, CodeInvalidSetting).
+			func(c *HedgeConfig) *time.Duration { return &c.Delay }, positive, CodeInvalidSetting).eg("50ms").
 			describe("How long an attempt runs before the next one is launched."),
 		intSetting("maxHedges", "at least 1",
-			func(c *HedgeConfig) *int { return &c.MaxHedges }, atLeastOne, CodeInvalidSetting).
+			func(c *HedgeConfig) *int { return &c.MaxHedges }, atLeastOne, CodeInvalidSetting).eg("2").
 			describe("How many extra attempts may be launched."),
 		toggleSetting(func(c *HedgeConfig) *Toggle { return &c.Enabled }, "false disables the hedge: one attempt."),
 	},

@@ -43,12 +43,12 @@ var rateLimiterSpec = policySpec[RateLimiterConfig]{
 	named:    func(c *RateLimiterConfig) *string { return &c.Config },
 	settings: []setting[RateLimiterConfig]{
 		intSetting("limit", "at least 1",
-			func(c *RateLimiterConfig) *int { return &c.Limit }, atLeastOne, CodeLimitBelowOne).
+			func(c *RateLimiterConfig) *int { return &c.Limit }, atLeastOne, CodeLimitBelowOne).eg("100").
 			describe("How many calls may start per period."),
 		durationSetting("period", "a positive duration",
-			func(c *RateLimiterConfig) *time.Duration { return &c.Period }, positive, CodeInvalidSetting).
+			func(c *RateLimiterConfig) *time.Duration { return &c.Period }, positive, CodeInvalidSetting).eg("500ms").
 			describe("The length of a period; permits refresh at each period's start."),
-		waitSetting("maxWait", func(c *RateLimiterConfig) *time.Duration { return &c.MaxWait }).
+		waitSetting("maxWait", func(c *RateLimiterConfig) *time.Duration { return &c.MaxWait }).eg("50ms").
 			describe("How long a call waits for a permit; 0 rejects at once."),
 		toggleSetting(func(c *RateLimiterConfig) *Toggle { return &c.Enabled }, "false disables the rate limiter."),
 	},

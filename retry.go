@@ -57,23 +57,23 @@ var retrySpec = policySpec[RetryConfig]{
 	named: func(c *RetryConfig) *string { return &c.Config },
 	settings: []setting[RetryConfig]{
 		intSetting("maxAttempts", "at least 1",
-			func(c *RetryConfig) *int { return &c.MaxAttempts }, atLeastOne, CodeLimitBelowOne).
+			func(c *RetryConfig) *int { return &c.MaxAttempts }, atLeastOne, CodeLimitBelowOne).eg("5").
 			describe("The number of attempts, the first one included."),
 		durationSetting("wait", "a positive duration",
-			func(c *RetryConfig) *time.Duration { return &c.Wait }, positive, CodeInvalidSetting).
+			func(c *RetryConfig) *time.Duration { return &c.Wait }, positive, CodeInvalidSetting).eg("1s").
 			describe("The wait before the first retry; it is spent outside every inner policy and holds no slot."),
 		floatSetting("multiplier", "at least 1",
-			func(c *RetryConfig) *float64 { return &c.Multiplier }, func(v float64) bool { return v >= 1 && v < inf }).
+			func(c *RetryConfig) *float64 { return &c.Multiplier }, func(v float64) bool { return v >= 1 && v < inf }).eg("2").
 			describe("Grows the wait after each retry (exponential backoff above 1)."),
-		waitSetting("maxWait", func(c *RetryConfig) *time.Duration { return &c.MaxWait }).
+		waitSetting("maxWait", func(c *RetryConfig) *time.Duration { return &c.MaxWait }).eg("10s").
 			describe("Caps the wait; 0 means no cap."),
-		fractionSetting("jitter", func(c *RetryConfig) *float64 { return &c.Jitter }).
+		fractionSetting("jitter", func(c *RetryConfig) *float64 { return &c.Jitter }).eg("0.2").
 			describe("Randomises each wait by up to this fraction either way."),
 		errorsSetting("retryOn", "a list of errors, matched with errors.Is; no nil entries",
-			func(c *RetryConfig) *[]error { return &c.RetryOn }).
+			func(c *RetryConfig) *[]error { return &c.RetryOn }).eg("net.ErrClosed").
 			describe("The errors that are retried; empty retries every error but those in abortOn."),
 		errorsSetting("abortOn", "a list of errors, matched with errors.Is; no nil entries",
-			func(c *RetryConfig) *[]error { return &c.AbortOn }).
+			func(c *RetryConfig) *[]error { return &c.AbortOn }).eg("r4c.ErrCircuitOpen").
 			describe("The errors that are never retried."),
 		toggleSetting(func(c *RetryConfig) *Toggle { return &c.Enabled }, "false disables the retry: one attempt."),
 	},
@@ -90,7 +90,7 @@ func fractionSetting[C any](key string, f func(*C) *float64) setting[C] {
 		}
 		return format(c)
 	}
-	return s
+	return s.zeroAs(func(c *C) bool { return *f(c) == 0 }, func(c *C) { *f(c) = NoJitter })
 }
 
 // RetryHandle is one retry instance of a registry. Get it with Registry.Retry.

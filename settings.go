@@ -38,6 +38,17 @@ type setting[C any] struct {
 	check func(c *C) (code string, ok bool)
 	// equal compares the field of two configurations; nil compares their formats.
 	equal func(a, b *C) bool
+	// parse sets the field from configuration text (external configuration). It returns the
+	// error code and what was expected when the text does not parse; the value is then checked
+	// like any other. A text meaning zero sets the field's zero sentinel where it has one.
+	parse func(c *C, text string) (code, want string, ok bool)
+	// example is a valid value other than the default, as configuration text (docs and tests).
+	example string
+}
+
+func (s setting[C]) eg(example string) setting[C] {
+	s.example = example
+	return s
 }
 
 func (s setting[C]) describe(doc string) setting[C] {
@@ -108,6 +119,11 @@ func (p *policySpec[C]) diff(a, b C) string {
 
 func intSetting[C any](key, valid string, f func(*C) *int, ok func(int) bool, code string) setting[C] {
 	return setting[C]{
+		parse: func(c *C, text string) (string, string, bool) {
+			v, err := strconv.Atoi(text)
+			*f(c) = v
+			return CodeInvalidValue, "an integer", err == nil
+		},
 		key: key, valid: valid,
 		format: func(c *C) string {
 			if *f(c) == 0 {
@@ -123,6 +139,11 @@ func intSetting[C any](key, valid string, f func(*C) *int, ok func(int) bool, co
 
 func floatSetting[C any](key, valid string, f func(*C) *float64, ok func(float64) bool) setting[C] {
 	return setting[C]{
+		parse: func(c *C, text string) (string, string, bool) {
+			v, err := strconv.ParseFloat(text, 64)
+			*f(c) = v
+			return CodeInvalidValue, "a number", err == nil
+		},
 		key: key, valid: valid,
 		format: func(c *C) string {
 			if *f(c) == 0 {
@@ -138,6 +159,11 @@ func floatSetting[C any](key, valid string, f func(*C) *float64, ok func(float64
 
 func durationSetting[C any](key, valid string, f func(*C) *time.Duration, ok func(time.Duration) bool, code string) setting[C] {
 	return setting[C]{
+		parse: func(c *C, text string) (string, string, bool) {
+			v, err := time.ParseDuration(text)
+			*f(c) = v
+			return CodeBadDuration, "a duration in Go syntax, such as 500ms, 2s or 1m30s", err == nil
+		},
 		key: key, valid: valid,
 		format: func(c *C) string {
 			if *f(c) == 0 {
@@ -153,6 +179,21 @@ func durationSetting[C any](key, valid string, f func(*C) *time.Duration, ok fun
 
 func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
 	return setting[C]{
+		parse: func(c *C, text string) (string, string, bool) {
+			errs := []error{}
+			for _, name := range strings.Split(text, ",") {
+				if name = strings.TrimSpace(name); name == "" {
+					continue
+				}
+				e, ok := lookupError(name)
+				if !ok {
+					return CodeInvalidValue, "error names registered with r4c.RegisterError (" + name + " is not)", false
+				}
+				errs = append(errs, e)
+			}
+			*f(c) = errs
+			return "", "", true
+		},
 		key: key, valid: valid,
 		format: func(c *C) string { return formatErrors(*f(c)) },
 		isSet:  func(c *C) bool { return *f(c) != nil },
@@ -171,6 +212,15 @@ func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
 
 func toggleSetting[C any](f func(*C) *Toggle, doc string) setting[C] {
 	return setting[C]{
+		example: "false",
+		parse: func(c *C, text string) (string, string, bool) {
+			v, err := strconv.ParseBool(text)
+			*f(c) = Off
+			if v {
+				*f(c) = On
+			}
+			return CodeInvalidValue, "true or false", err == nil
+		},
 		key: "enabled", valid: "true or false", doc: doc,
 		format: func(c *C) string { return f(c).String() },
 		isSet:  func(c *C) bool { return *f(c) != 0 },
@@ -283,4 +333,18 @@ func checkErrorList(errs []error, scope, policy, key string) ([]error, error) {
 		}
 	}
 	return errs, nil
+}
+
+// zeroAs returns s where a text meaning zero sets the field to sentinel: the settings for which
+// zero is a meaningful value but also means "not set here" in Go code (NoQueue, NoWait, NoJitter).
+func (s setting[C]) zeroAs(isZero func(*C) bool, sentinel func(*C)) setting[C] {
+	parse := s.parse
+	s.parse = func(c *C, text string) (string, string, bool) {
+		code, want, ok := parse(c, text)
+		if ok && isZero(c) {
+			sentinel(c)
+		}
+		return code, want, ok
+	}
+	return s
 }

@@ -37,7 +37,7 @@ var timeoutSpec = policySpec[TimeoutConfig]{
 	named:    func(c *TimeoutConfig) *string { return &c.Config },
 	settings: []setting[TimeoutConfig]{
 		durationSetting("timeout", "a positive duration",
-			func(c *TimeoutConfig) *time.Duration { return &c.Timeout }, positive, CodeInvalidSetting).
+			func(c *TimeoutConfig) *time.Duration { return &c.Timeout }, positive, CodeInvalidSetting).eg("2s").
 			describe("How long a call may run before it fails with ErrCallTimeout and its context is cancelled."),
 		toggleSetting(func(c *TimeoutConfig) *Toggle { return &c.Enabled }, "false disables the timeout."),
 	},
