@@ -316,3 +316,22 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Limits out of order are checked when all layers meet, at pipeline construction, whatever
+// source each value came from; nothing is registered then.
+func TestLimitsOutOfOrderAcrossSources(t *testing.T) {
+	reg, err := r4c.NewRegistry(
+		r4c.WithProperties(map[string]string{"instances.orders.adaptiveLimit.maxLimit": "10"}),
+		r4c.WithDefaults(r4c.AdaptiveLimitConfig{InitialLimit: 15}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r4c.NewPipeline[string](reg, "orders", r4c.AdaptiveLimitConfig{})
+	if r4c.ErrorCode(err) != "R4C-ATR-009" || !strings.Contains(err.Error(), "initialLimit 15, maxLimit 10") {
+		t.Fatalf("%v", err)
+	}
+	if _, err := reg.AdaptiveLimit("orders"); r4c.ErrorCode(err) != "R4C-REG-009" {
+		t.Fatalf("a failed pipeline registered its instance: %v", err)
+	}
+}
