@@ -2,6 +2,10 @@ package benchmarks
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/failsafe-go/failsafe-go"
@@ -92,4 +96,75 @@ func TestContendersAdmit(t *testing.T) {
 			t.Fatalf("in flight %d, limit %d; want 0, %d", l.Inflight(), l.Limit(), limit)
 		}
 	})
+}
+
+// TestPolicyContenders checks what BenchmarkPolicies relies on: every contender, set up as the
+// benchmark sets it up, runs fn exactly once per call and returns "ok", nil (so nothing was
+// rejected, retried or hedged and no timeout fired), or, for a rejection, fails every call with
+// its rejection without calling fn; sequentially and from several goroutines at once.
+func TestPolicyContenders(t *testing.T) {
+	const (
+		goroutines = 4
+		calls      = 250 // per goroutine, and sequentially
+	)
+	ctx := context.Background()
+	for _, pc := range policyCases {
+		t.Run(pc.name, func(t *testing.T) {
+			c := pc.setup(t)
+			if c.r4c != nil && c.fs != nil {
+				t.Fatal("both an r4c pipeline and a failsafe-go executor")
+			}
+			var ran atomic.Int64
+			fn := func(context.Context) (string, error) { ran.Add(1); return "ok", nil }
+			fnNoCtx := func() (string, error) { ran.Add(1); return "ok", nil }
+			call := func() (string, error) {
+				switch {
+				case c.r4c != nil:
+					return c.r4c.Execute(ctx, fn)
+				case c.fs != nil:
+					return c.fs.Get(fnNoCtx)
+				}
+				return fn(ctx)
+			}
+			check := func(v string, err error) error {
+				if c.reject == nil {
+					if err != nil || v != "ok" {
+						return fmt.Errorf("call = %q, %v; want \"ok\", nil", v, err)
+					}
+				} else if !errors.Is(err, c.reject) {
+					return fmt.Errorf("call = %q, %v; want %v", v, err, c.reject)
+				}
+				return nil
+			}
+			for range calls {
+				if err := check(call()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, goroutines)
+			for range goroutines {
+				wg.Go(func() {
+					for range calls {
+						if err := check(call()); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			want := int64(calls * (goroutines + 1))
+			if c.reject != nil {
+				want = 0
+			}
+			if n := ran.Load(); n != want {
+				t.Fatalf("fn ran %d times, want %d", n, want)
+			}
+		})
+	}
 }

@@ -29,4 +29,20 @@
 // results/ holds the raw output behind docs/performance.md.
 // go test ./... runs TestContendersAdmit, which checks that every contender admits and
 // completes a call and leaves no slot taken.
+//
+// BenchmarkPolicies (policies_test.go) measures one call of the same empty function through
+// every r4c policy alone (Pipeline.Execute) against failsafe-go's equivalent policy
+// (failsafe.With(policy).Get(fn), built once outside the loop): adaptive limit, bulkhead,
+// timeout, rate limiter (failsafe-go's bursty limiter), retry, count-based circuit breaker,
+// hedge and fallback, on the happy path (nothing rejected, retried, hedged or timed out); a
+// stack of retry, circuit breaker, adaptive limit and timeout, in that order from the outside
+// in; the rejections of an open breaker, a full bulkhead and an exhausted rate limiter; and, as
+// a baseline, the function called directly. Each contender runs "seq" and "parallel", and every
+// round runs all of them:
+//
+//	go test -run '^$' -bench BenchmarkPolicies -benchmem -count 8 -cpu 1,2 -benchtime 300ms . | tee results/policies.txt
+//
+// go test ./... runs TestPolicyContenders, which checks that each of these contenders, set up
+// as benchmarked, returns "ok" and calls the function once per call, or, for a rejection,
+// fails every call with its rejection without calling the function.
 package benchmarks
