@@ -29,6 +29,8 @@ type specAny interface {
 	keys() []string // the setting keys, then "config"
 	// apply parses text into setting key of the layer's config for this policy.
 	apply(l layer, key, text string, named bool) (code, want string, ok bool)
+	// empty returns the policy's config with nothing set.
+	empty() PolicyConfig
 }
 
 func (p *policySpec[C]) policyName() string { return p.name }

@@ -51,13 +51,19 @@ const pipelineOwner = "a pipeline"
 // unknown setting, a policy given twice, or an existing instance with a different resolved
 // configuration (R4C-REG-008); nothing is registered then.
 func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeline[T], error) {
+	return newPipeline[T](reg, id, pipelineOwner, nil, cfgs)
+}
+
+// newPipeline builds a pipeline for NewPipeline or a generated wrapper's method (owner names it
+// in R4C-REG-008 messages; ids gives policies with a name= of their own their instance id).
+func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, cfgs []PolicyConfig) (*Pipeline[T], error) {
 	if reg == nil {
 		return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil", quote(id))}
 	}
 	if id == "" {
 		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
 	}
-	ps, fb, err := reg.resolvePolicies(id, pipelineOwner, cfgs)
+	ps, fb, err := reg.resolvePolicies(id, owner, ids, cfgs)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@ type policies struct {
 // resolvePolicies resolves cfgs for instance id and claims their instances in r, creating them
 // or sharing existing ones; owner names the user in R4C-REG-008 messages. It returns the one
 // fallback config, if any, for the caller to type. Nothing is registered when it fails.
-func (r *Registry) resolvePolicies(id, owner string, cfgs []PolicyConfig) (policies, fallbackConfig, error) {
+// ids, when not nil, gives some policies an instance id of their own (a directive's name=).
+func (r *Registry) resolvePolicies(id, owner string, ids map[string]string, cfgs []PolicyConfig) (policies, fallbackConfig, error) {
 	var ps policies
 	scope := "instance " + quote(id)
 	byName := map[string]PolicyConfig{}
@@ -43,13 +44,13 @@ func (r *Registry) resolvePolicies(id, owner string, cfgs []PolicyConfig) (polic
 	}
 	var claims []claim
 	for _, err := range []error{
-		use(r, &adaptiveLimitSpec, byName, id, owner, &claims, &ps.limit, newAdaptiveLimit(r, id), (*AdaptiveLimitHandle).snapshotAny),
-		use(r, &bulkheadSpec, byName, id, owner, &claims, &ps.bulkhead, newBulkhead(r, id), (*BulkheadHandle).snapshotAny),
-		use(r, &timeoutSpec, byName, id, owner, &claims, &ps.timeout, newTimeout(r, id), (*TimeoutHandle).snapshotAny),
-		use(r, &rateLimiterSpec, byName, id, owner, &claims, &ps.rate, newRateLimiter(r, id), (*RateLimiterHandle).snapshotAny),
-		use(r, &retrySpec, byName, id, owner, &claims, &ps.retry, newRetry(r, id), (*RetryHandle).snapshotAny),
-		use(r, &circuitBreakerSpec, byName, id, owner, &claims, &ps.breaker, newCircuitBreaker(r, id), (*CircuitBreakerHandle).snapshotAny),
-		use(r, &hedgeSpec, byName, id, owner, &claims, &ps.hedge, newHedge(r, id), (*HedgeHandle).snapshotAny),
+		use(r, &adaptiveLimitSpec, byName, id, ids, owner, &claims, &ps.limit, newAdaptiveLimit, (*AdaptiveLimitHandle).snapshotAny),
+		use(r, &bulkheadSpec, byName, id, ids, owner, &claims, &ps.bulkhead, newBulkhead, (*BulkheadHandle).snapshotAny),
+		use(r, &timeoutSpec, byName, id, ids, owner, &claims, &ps.timeout, newTimeout, (*TimeoutHandle).snapshotAny),
+		use(r, &rateLimiterSpec, byName, id, ids, owner, &claims, &ps.rate, newRateLimiter, (*RateLimiterHandle).snapshotAny),
+		use(r, &retrySpec, byName, id, ids, owner, &claims, &ps.retry, newRetry, (*RetryHandle).snapshotAny),
+		use(r, &circuitBreakerSpec, byName, id, ids, owner, &claims, &ps.breaker, newCircuitBreaker, (*CircuitBreakerHandle).snapshotAny),
+		use(r, &hedgeSpec, byName, id, ids, owner, &claims, &ps.hedge, newHedge, (*HedgeHandle).snapshotAny),
 	} {
 		if err != nil {
 			return ps, nil, err
@@ -60,16 +61,20 @@ func (r *Registry) resolvePolicies(id, owner string, cfgs []PolicyConfig) (polic
 
 // use resolves the config of spec's policy in byName, if present, and adds the claim of its
 // instance; *h receives the handle when the claims are registered.
-func use[C any, H any](r *Registry, spec *policySpec[C], byName map[string]PolicyConfig, id, owner string, claims *[]claim, h *H, mk func(C) H, snap func(H) any) error {
+func use[C any, H any](r *Registry, spec *policySpec[C], byName map[string]PolicyConfig, id string, ids map[string]string, owner string,
+	claims *[]claim, h *H, mk func(*Registry, string) func(C) H, snap func(H) any) error {
 	c, ok := byName[spec.name]
 	if !ok {
 		return nil
+	}
+	if own, ok := ids[spec.name]; ok {
+		id = own
 	}
 	cfg, err := resolve(r, spec, id, c.(C))
 	if err != nil {
 		return err
 	}
-	*claims = append(*claims, claimInstance(r, spec, id, owner, cfg, h, mk, snap))
+	*claims = append(*claims, claimInstance(r, spec, id, owner, cfg, h, mk(r, id), snap))
 	return nil
 }
 

@@ -1,0 +1,327 @@
+package r4c
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// Directives are the comments from which r4cgen writes resilient wrappers (SPEC 8):
+//
+//	//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms
+//	//r4c:timeout 2s
+//
+// This file holds their grammar, shared by the generator (which reports problems at their
+// position) and by the generated code (which hands the same text to NewWrappedMethod), so that
+// a directive means the same thing at generate time and at run time.
+
+// directivePolicies maps a directive's policy word to its settings, and names its main setting:
+// the one a lone value sets (//r4c:timeout 2s is //r4c:timeout timeout=2s).
+var directivePolicies = []struct {
+	word, main string
+	spec       specAny
+}{
+	{"adaptivelimit", "maxLimit", &adaptiveLimitSpec},
+	{"bulkhead", "maxConcurrent", &bulkheadSpec},
+	{"timeout", "timeout", &timeoutSpec},
+	{"ratelimiter", "limit", &rateLimiterSpec},
+	{"retry", "maxAttempts", &retrySpec},
+	{"circuitbreaker", "failureRateThreshold", &circuitBreakerSpec},
+	{"hedge", "delay", &hedgeSpec},
+	{"fallback", "method", nil},
+}
+
+// DirectivePrefix starts every directive comment.
+const DirectivePrefix = "//r4c:"
+
+// Directive is a parsed //r4c: comment.
+type Directive struct {
+	// Policy is the policy word as written after the prefix: "adaptivelimit", "timeout", ...
+	Policy string
+	// Name is the name= attribute: the instance id this policy shares ("" for the method's own).
+	Name string
+	// Attrs are the other attributes, in order, keyed as in the configuration keys (a lone value
+	// is given its main setting's key).
+	Attrs []DirectiveAttr
+}
+
+// DirectiveAttr is one key=value attribute of a directive.
+type DirectiveAttr struct {
+	Key, Value string
+	Offset     int // byte offset of the attribute in the directive's text
+}
+
+// DirectiveError is a problem in a directive, at a byte offset of its text, so that the
+// generator can report file.go:LINE:COL. It unwraps to its *ConfigError (ErrorCode works).
+type DirectiveError struct {
+	*ConfigError
+	Offset int
+}
+
+// Unwrap returns the ConfigError.
+func (e *DirectiveError) Unwrap() error { return e.ConfigError }
+
+func directiveError(code string, offset int, format string, args ...any) *DirectiveError {
+	return &DirectiveError{ConfigError: &ConfigError{Code: code, Msg: fmt.Sprintf(format, args...)}, Offset: offset}
+}
+
+// ParseDirective parses one directive comment. Every problem is reported, joined, each a
+// *DirectiveError: R4C-ATR-002 for an unknown policy or attribute (with the nearest valid one)
+// or a malformed value, R4C-ATR-001 for a bad duration, R4C-ATR-003 for a limit below 1,
+// R4C-ATR-009 for limits out of order among the attributes given or a window out of range.
+func ParseDirective(text string) (Directive, error) {
+	var d Directive
+	if !strings.HasPrefix(text, DirectivePrefix) {
+		return d, directiveError(CodeBadAttribute, 0, "a directive starts with %s", DirectivePrefix)
+	}
+	body := text[len(DirectivePrefix):]
+	fields := fieldsWithOffsets(body, len(DirectivePrefix))
+	if len(fields) == 0 {
+		return d, directiveError(CodeBadAttribute, len(DirectivePrefix), "the directive names no policy: want one of %s", directiveWords())
+	}
+	d.Policy = fields[0].text
+	var main string
+	var spec specAny
+	found := false
+	for _, p := range directivePolicies {
+		if p.word == d.Policy {
+			main, spec, found = p.main, p.spec, true
+		}
+	}
+	if !found {
+		return d, directiveError(CodeBadAttribute, fields[0].offset, "unknown directive //r4c:%s: did you mean //r4c:%s?", d.Policy, nearest(d.Policy, directiveWordList()))
+	}
+	var errs []error
+	seen := map[string]bool{}
+	scratch := layer{}
+	for i, f := range fields[1:] {
+		key, value, hasEq := strings.Cut(f.text, "=")
+		if !hasEq {
+			if i > 0 {
+				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: %q is not key=value (only the first attribute may be a lone value, for %s)", d.Policy, f.text, main))
+				continue
+			}
+			key, value = main, f.text
+		}
+		if key == "" || value == "" && key != "retryOn" && key != "abortOn" && key != "recordOn" && key != "ignoreOn" && key != "dropOn" && key != "on" {
+			errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: malformed attribute %q: want key=value", d.Policy, f.text))
+			continue
+		}
+		if seen[key] {
+			errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: attribute %s is given twice", d.Policy, key))
+			continue
+		}
+		seen[key] = true
+		switch {
+		case key == "name":
+			d.Name = value
+			continue
+		case spec == nil: // fallback: method= and on=
+			if key != "method" && key != "on" {
+				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "unknown attribute %s for //r4c:fallback: did you mean %s?", key, nearest(key, []string{"method", "on"})))
+				continue
+			}
+			if key == "method" && !isIdentifier(value) {
+				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:fallback: method=%s is not a method name", value))
+				continue
+			}
+			if key == "on" {
+				if _, _, ok := errorsSetting[AdaptiveLimitConfig]("on", "", func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).parse(&AdaptiveLimitConfig{}, value); !ok {
+					errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:fallback: on=%s names an error not registered with r4c.RegisterError", value))
+					continue
+				}
+			}
+		default:
+			if !contains(spec.keys(), key) {
+				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "unknown attribute %s for //r4c:%s: did you mean %s?", key, d.Policy, nearest(key, spec.keys())))
+				continue
+			}
+			if code, want, ok := spec.apply(scratch, key, value, false); !ok {
+				if code == CodeInvalidValue {
+					code = CodeBadAttribute
+				}
+				errs = append(errs, directiveError(code, f.offset+len(key)+1, "//r4c:%s: %s=%s is invalid: want %s", d.Policy, key, value, want))
+				continue
+			}
+		}
+		d.Attrs = append(d.Attrs, DirectiveAttr{Key: key, Value: value, Offset: f.offset})
+	}
+	if d.Policy == "adaptivelimit" && len(errs) == 0 {
+		if err := limitsInOrder(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return d, errors.Join(errs...)
+}
+
+// limitsInOrder checks minLimit <= initialLimit <= maxLimit among the limits a directive gives.
+func limitsInOrder(d Directive) error {
+	vals := map[string]int{}
+	for _, a := range d.Attrs {
+		switch a.Key {
+		case "minLimit", "initialLimit", "maxLimit":
+			var v int
+			fmt.Sscan(a.Value, &v)
+			vals[a.Key] = v
+		}
+	}
+	order := []string{"minLimit", "initialLimit", "maxLimit"}
+	for i := range order {
+		for j := i + 1; j < len(order); j++ {
+			a, okA := vals[order[i]]
+			b, okB := vals[order[j]]
+			if okA && okB && a > b {
+				off := 0
+				for _, at := range d.Attrs {
+					if at.Key == order[i] {
+						off = at.Offset
+					}
+				}
+				return directiveError(CodeOutOfOrder, off, "//r4c:adaptivelimit: limits out of order: %s=%d is above %s=%d", order[i], a, order[j], b)
+			}
+		}
+	}
+	return nil
+}
+
+type field struct {
+	text   string
+	offset int
+}
+
+func fieldsWithOffsets(s string, base int) []field {
+	var out []field
+	start := -1
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				out = append(out, field{s[start:i], base + start})
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, field{s[start:], base + start})
+	}
+	return out
+}
+
+func directiveWordList() []string {
+	words := make([]string, len(directivePolicies))
+	for i, p := range directivePolicies {
+		words[i] = p.word
+	}
+	return words
+}
+
+func directiveWords() string { return strings.Join(directiveWordList(), ", ") }
+
+func nearest(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// NewWrappedMethod builds the pipeline of one method of a generated wrapper from its
+// directives: the type's first, then the method's own, so that a method's attribute overrides
+// the type's attribute by attribute. id is the method's default instance id (SPEC 8); a
+// directive's name= gives its policy a shared id instead; owner names the method in R4C-REG-008
+// messages. //r4c:fallback directives are the generated code's business and are skipped here.
+// Generated code calls it once per method, at construction.
+func NewWrappedMethod[T any](reg *Registry, id, owner string, directives ...string) (*Pipeline[T], error) {
+	cfgs := layer{}
+	ids := map[string]string{}
+	for _, text := range directives {
+		d, err := ParseDirective(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", owner, err)
+		}
+		var spec specAny
+		for _, p := range directivePolicies {
+			if p.word == d.Policy {
+				spec = p.spec
+			}
+		}
+		if spec == nil {
+			continue // fallback
+		}
+		if d.Name != "" {
+			ids[spec.policyName()] = d.Name
+		}
+		if _, ok := cfgs[spec.policyName()]; !ok {
+			cfgs[spec.policyName()] = spec.empty()
+		}
+		for _, a := range d.Attrs {
+			spec.apply(cfgs, a.Key, a.Value, false) // validated by ParseDirective
+		}
+	}
+	list := make([]PolicyConfig, 0, len(cfgs))
+	for _, name := range sortedKeys(cfgs) {
+		list = append(list, cfgs[name])
+	}
+	return newPipeline[T](reg, id, owner, ids, list)
+}
+
+func (p *policySpec[C]) empty() PolicyConfig {
+	var c C
+	return any(c).(PolicyConfig)
+}
+
+// SoleAdaptiveLimit returns the pipeline's adaptive limit when it is the pipeline's one enabled
+// policy, else nil. Generated wrappers then take a permit directly around the delegate's call:
+// the same cost as Execute without the closure that would capture the arguments.
+func (p *Pipeline[T]) SoleAdaptiveLimit() *AdaptiveLimitHandle {
+	if p.limitOnly {
+		return p.limit
+	}
+	return nil
+}
+
+// wrappers holds the constructors that generated files register, by the wrapped type.
+var wrappers sync.Map // reflect.Type -> func(T, *Registry) (T, error)
+
+// RegisterWrapper registers the constructor of the generated wrapper of T, for Of. Generated
+// files call it from an init function.
+func RegisterWrapper[T any](ctor func(delegate T, reg *Registry) (T, error)) {
+	wrappers.Store(reflect.TypeFor[T](), ctor)
+}
+
+// Of returns delegate wrapped by its generated wrapper, which applies the policies its
+// directives declare, with instances in reg. T is the interface (or the type, or pointer type,
+// whose methods the wrapper exposes) named in the go:generate line. It fails with R4C-REG-001
+// when no wrapper was generated for T, or with the wrapper's own construction error.
+func Of[T any](delegate T, reg *Registry) (T, error) {
+	ctor, ok := wrappers.Load(reflect.TypeFor[T]())
+	if !ok {
+		var zero T
+		return zero, &ConfigError{Code: CodeInvalidSetting, Msg: fmt.Sprintf("r4c.Of: no generated wrapper for %v: run go generate with r4cgen -type for it", reflect.TypeFor[T]())}
+	}
+	return ctor.(func(T, *Registry) (T, error))(delegate, reg)
+}

@@ -1,0 +1,133 @@
+package r4c_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+)
+
+func TestParseDirective(t *testing.T) {
+	d, err := r4c.ParseDirective("//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Policy != "adaptivelimit" || d.Name != "orders" || len(d.Attrs) != 3 || d.Attrs[0].Key != "initialLimit" || d.Attrs[0].Offset != 32 {
+		t.Fatalf("%+v", d)
+	}
+	d, err = r4c.ParseDirective("//r4c:timeout 2s")
+	if err != nil || len(d.Attrs) != 1 || d.Attrs[0].Key != "timeout" || d.Attrs[0].Value != "2s" {
+		t.Fatalf("%+v %v", d, err)
+	}
+	for _, tc := range []struct {
+		text   string
+		code   string
+		offset int
+		part   string
+	}{
+		{"//r4c:adaptivelimit window=5x", "R4C-ATR-001", 27, "window=5x"},
+		{"//r4c:adaptivelimit maxLimt=5", "R4C-ATR-002", 20, "did you mean maxLimit"},
+		{"//r4c:adaptivlimit", "R4C-ATR-002", 6, "did you mean //r4c:adaptivelimit"},
+		{"//r4c:adaptivelimit maxLimit=0", "R4C-ATR-003", 29, "at least 1"},
+		{"//r4c:adaptivelimit initialLimit=300 maxLimit=100", "R4C-ATR-009", 20, "initialLimit=300 is above maxLimit=100"},
+		{"//r4c:adaptivelimit window=2h", "R4C-ATR-009", 27, "from 1ms to 1h"},
+		{"//r4c:retry 3 2s", "R4C-ATR-002", 14, "not key=value"},
+		{"//r4c:bulkhead maxConcurrent=x", "R4C-ATR-002", 29, "an integer"},
+		{"//r4c:bulkhead maxConcurrent=1 maxConcurrent=2", "R4C-ATR-002", 31, "given twice"},
+		{"//r4c:fallback method=1x", "R4C-ATR-002", 15, "not a method name"},
+		{"//r4c:adaptivelimit dropOn=billing.Nope", "R4C-ATR-002", 27, "RegisterError"},
+	} {
+		_, err := r4c.ParseDirective(tc.text)
+		var de *r4c.DirectiveError
+		if !errors.As(err, &de) || de.Code != tc.code || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.part) || r4c.ErrorCode(err) != tc.code {
+			t.Errorf("%s: %v (offset %d), want %s at %d with %q", tc.text, err, func() int {
+				if de != nil {
+					return de.Offset
+				}
+				return -1
+			}(), tc.code, tc.offset, tc.part)
+		}
+	}
+	// Every problem of a directive at once.
+	_, err = r4c.ParseDirective("//r4c:adaptivelimit window=5x maxLimit=0 nope=1")
+	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 3 {
+		t.Fatalf("%d problems reported: %v", n, err)
+	}
+}
+
+func TestNewWrappedMethod(t *testing.T) {
+	reg, _ := newRegistry(t, r4c.WithConfig("backend", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD}))
+	const id = "example.com/shop.OrderClient#Place(context.Context,string)"
+	p, err := r4c.NewWrappedMethod[string](reg, id, "OrderClient#Place(string)",
+		"//r4c:adaptivelimit maxLimit=50 initialLimit=5",     // type level
+		"//r4c:adaptivelimit initialLimit=10 config=backend", // method level: overrides initialLimit
+		"//r4c:timeout 2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handle(t, reg, id)
+	if c := h.Config(); c.MaxLimit != 50 || c.InitialLimit != 10 || c.Algorithm != r4c.AIMD {
+		t.Fatalf("%+v", c)
+	}
+	if to, err := reg.Timeout(id); err != nil || to.Config().Timeout != 2*time.Second {
+		t.Fatal(err)
+	}
+	if p.SoleAdaptiveLimit() != nil {
+		t.Fatal("a pipeline with a timeout reported a sole adaptive limit")
+	}
+	// name= shares an instance between methods, which must then agree.
+	a, err := r4c.NewWrappedMethod[string](reg, "x#A()", "T#A()", "//r4c:adaptivelimit name=shared maxLimit=100")
+	if err != nil || a.SoleAdaptiveLimit() == nil || a.SoleAdaptiveLimit().ID() != "shared" {
+		t.Fatalf("%v", err)
+	}
+	_, err = r4c.NewWrappedMethod[string](reg, "x#B()", "T#B()", "//r4c:adaptivelimit name=shared maxLimit=50")
+	if r4c.ErrorCode(err) != "R4C-REG-008" || !strings.Contains(err.Error(), "is shared by T#A() and T#B() with different adaptiveLimit settings: maxLimit 100 vs 50") {
+		t.Fatalf("%v", err)
+	}
+	if _, err := r4c.NewWrappedMethod[string](reg, "x#C()", "T#C()", "//r4c:adaptivelimit maxLimt=1"); r4c.ErrorCode(err) != "R4C-ATR-002" {
+		t.Fatalf("%v", err)
+	}
+}
+
+type greeter interface {
+	Greet(ctx context.Context, name string) (string, error)
+}
+
+type plainGreeter struct{}
+
+func (plainGreeter) Greet(_ context.Context, name string) (string, error) {
+	return "hello " + name, nil
+}
+
+type wrappedGreeter struct {
+	d greeter
+	p *r4c.Pipeline[string]
+}
+
+func (w wrappedGreeter) Greet(ctx context.Context, name string) (string, error) {
+	return w.p.Execute(ctx, func(ctx context.Context) (string, error) { return w.d.Greet(ctx, name) })
+}
+
+func TestOfFindsTheRegisteredWrapper(t *testing.T) {
+	reg, _ := newRegistry(t)
+	if _, err := r4c.Of[greeter](plainGreeter{}, reg); r4c.ErrorCode(err) != "R4C-REG-001" {
+		t.Fatalf("Of without a wrapper: %v", err)
+	}
+	r4c.RegisterWrapper(func(d greeter, reg *r4c.Registry) (greeter, error) {
+		p, err := r4c.NewWrappedMethod[string](reg, "r4c_test.greeter#Greet(context.Context,string)", "greeter#Greet(string)", "//r4c:adaptivelimit")
+		return wrappedGreeter{d: d, p: p}, err
+	})
+	g, err := r4c.Of[greeter](plainGreeter{}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := g.Greet(context.Background(), "go"); s != "hello go" || err != nil {
+		t.Fatal(s, err)
+	}
+	if _, err := reg.AdaptiveLimit("r4c_test.greeter#Greet(context.Context,string)"); err != nil {
+		t.Fatal(err)
+	}
+}
