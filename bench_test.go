@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/benchfloor"
 )
 
 // Sinks keep results alive so that nothing under measurement is optimised away.
@@ -38,70 +39,11 @@ func okCall(context.Context) (string, error) { return "ok", nil }
 
 // ---------- Floor ----------
 
-// floorBase is a fixed start with a monotonic reading: time.Since on it reads only the
-// monotonic clock, as the engine's system-clock fast path does.
-var floorBase = time.Now()
-
-// floorSlot is the least an admitted, measured call can do: take a slot with an atomic add
-// checked against a limit loaded from an atomic, read the monotonic clock when the call starts
-// and when it ends, and return the slot. The limit sits on another cache line than the
-// counter, as in the engine.
-type floorSlot struct {
-	inFlight atomic.Int64
-	_        [56]byte
-	limit    atomic.Int64
-	_        [56]byte
-}
-
-func newFloorSlot() *floorSlot {
-	f := &floorSlot{}
-	f.limit.Store(benchLimit)
-	return f
-}
-
-// call returns the measured latency of an empty call, or -1 when the limit is full.
-func (f *floorSlot) call() int64 {
-	if f.inFlight.Add(1) > f.limit.Load() {
-		f.inFlight.Add(-1)
-		return -1
-	}
-	start := time.Since(floorBase)
-	lat := time.Since(floorBase) - start
-	f.inFlight.Add(-1)
-	return int64(lat)
-}
-
 // BenchmarkFloor is the floor of an admitted call: two monotonic clock reads plus the atomics
-// of taking and returning a slot.
+// of taking and returning a slot (internal/benchfloor, shared with the peer benchmarks).
 func BenchmarkFloor(b *testing.B) {
-	b.Run("seq", func(b *testing.B) {
-		f := newFloorSlot()
-		b.ReportAllocs()
-		var sum int64
-		for b.Loop() {
-			lat := f.call()
-			if lat < 0 {
-				b.Fatal("rejected")
-			}
-			sum += lat
-		}
-		sinkInt = sum
-	})
-	b.Run("parallel", func(b *testing.B) {
-		f := newFloorSlot()
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			var sum int64
-			for pb.Next() {
-				lat := f.call()
-				if lat < 0 {
-					panic("rejected")
-				}
-				sum += lat
-			}
-			sinkAtom.Add(sum)
-		})
-	})
+	b.Run("seq", benchfloor.Seq)
+	b.Run("parallel", benchfloor.Parallel)
 }
 
 // ---------- Engine ----------
@@ -279,10 +221,11 @@ func BenchmarkClock(b *testing.B) {
 		sinkTime = t
 	})
 	b.Run("time.Since", func(b *testing.B) {
+		base := time.Now()
 		b.ReportAllocs()
 		var sum time.Duration
 		for b.Loop() {
-			sum += time.Since(floorBase)
+			sum += time.Since(base)
 		}
 		sinkInt = int64(sum)
 	})

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/failsafe-go/failsafe-go"
+
+	"github.com/resilience4cata/r4c/internal/benchfloor"
 )
 
 // TestContendersAdmit checks what BenchmarkAdmitted relies on: every contender, set up as the
@@ -19,13 +21,13 @@ func TestContendersAdmit(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("floor", func(t *testing.T) {
-		f := newFloor()
+		f := benchfloor.New()
 		for range calls {
-			if f.call() < 0 {
+			if f.Call() < 0 {
 				t.Fatal("rejected")
 			}
 		}
-		if n := f.inFlight.Load(); n != 0 {
+		if n := f.InFlight(); n != 0 {
 			t.Fatalf("%d slots taken after the calls", n)
 		}
 	})

@@ -4,11 +4,11 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/benchfloor"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -28,38 +28,6 @@ func work(context.Context) (string, error) { return "ok", nil }
 func workNoCtx() (string, error)           { return "ok", nil }
 
 // ---------- contenders ----------
-
-// floorBase is a fixed start carrying a monotonic reading: time.Since on it reads only the
-// monotonic clock.
-var floorBase = time.Now()
-
-// floor is the least an admitted, measured call can do. The limit sits on another cache line
-// than the counter that every call writes, as in r4c's engine.
-type floor struct {
-	inFlight atomic.Int64
-	_        [56]byte
-	limit    atomic.Int64
-	_        [56]byte
-}
-
-func newFloor() *floor {
-	f := &floor{}
-	f.limit.Store(limit)
-	return f
-}
-
-// call takes a slot, reads the monotonic clock at the start and at the end of the (empty) call
-// and returns the slot. It returns the measured latency, or -1 when the limit is full.
-func (f *floor) call() int64 {
-	if f.inFlight.Add(1) > f.limit.Load() {
-		f.inFlight.Add(-1)
-		return -1
-	}
-	start := time.Since(floorBase)
-	lat := time.Since(floorBase) - start
-	f.inFlight.Add(-1)
-	return int64(lat)
-}
 
 // newR4C returns a pipeline with only an adaptive limit, fixed at limit, on the system clock,
 // and the limit's handle.
@@ -97,34 +65,8 @@ func newFailsafe() adaptivelimiter.AdaptiveLimiter[string] {
 func BenchmarkAdmitted(b *testing.B) {
 	ctx := context.Background()
 
-	b.Run("floor/seq", func(b *testing.B) {
-		f := newFloor()
-		b.ReportAllocs()
-		var sum int64
-		for b.Loop() {
-			lat := f.call()
-			if lat < 0 {
-				b.Fatal("rejected")
-			}
-			sum += lat
-		}
-		sinkInt = sum
-	})
-	b.Run("floor/parallel", func(b *testing.B) {
-		f := newFloor()
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			var sum int64
-			for pb.Next() {
-				lat := f.call()
-				if lat < 0 {
-					panic("rejected")
-				}
-				sum += lat
-			}
-			sinkAtom.Add(sum)
-		})
-	})
+	b.Run("floor/seq", benchfloor.Seq)
+	b.Run("floor/parallel", benchfloor.Parallel)
 
 	b.Run("r4c-engine/seq", func(b *testing.B) {
 		_, h := newR4C(b)
