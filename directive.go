@@ -129,8 +129,8 @@ func ParseDirective(text string) (Directive, error) {
 				continue
 			}
 			if key == "on" {
-				if _, _, ok := errorsSetting[AdaptiveLimitConfig]("on", "", func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).parse(&AdaptiveLimitConfig{}, value); !ok {
-					errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:fallback: on=%s names an error not registered with r4c.RegisterError", value))
+				if bad := badErrorName(value); bad != "" {
+					errs = append(errs, directiveError(CodeBadAttribute, f.offset+len(key)+1, "//r4c:fallback: on=%s: %q is not an error name such as pkg.ErrName", value, bad))
 					continue
 				}
 			}
@@ -139,7 +139,14 @@ func ParseDirective(text string) (Directive, error) {
 				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "unknown attribute %s for //r4c:%s: did you mean %s?", key, d.Policy, nearest(key, spec.keys())))
 				continue
 			}
-			if code, want, ok := spec.apply(scratch, key, value, false); !ok {
+			if isErrorList(key) {
+				// The generator's process has not run the user's RegisterError calls: check the
+				// names' syntax here; NewWrappedMethod checks that they are registered.
+				if bad := badErrorName(value); bad != "" {
+					errs = append(errs, directiveError(CodeBadAttribute, f.offset+len(key)+1, "//r4c:%s: %s=%s: %q is not an error name such as pkg.ErrName", d.Policy, key, value, bad))
+					continue
+				}
+			} else if code, want, ok := spec.apply(scratch, key, value, false); !ok {
 				if code == CodeInvalidValue {
 					code = CodeBadAttribute
 				}
@@ -185,6 +192,30 @@ func limitsInOrder(d Directive) error {
 		}
 	}
 	return nil
+}
+
+func isErrorList(key string) bool {
+	switch key {
+	case "dropOn", "retryOn", "abortOn", "recordOn", "ignoreOn":
+		return true
+	}
+	return false
+}
+
+// badErrorName returns the first name of a comma-separated list that is not a (qualified)
+// identifier, or "" when every name is well formed.
+func badErrorName(list string) string {
+	for _, name := range strings.Split(list, ",") {
+		if name == "" {
+			continue
+		}
+		for _, part := range strings.Split(name, ".") {
+			if !isIdentifier(part) {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 type field struct {
@@ -279,7 +310,14 @@ func NewWrappedMethod[T any](reg *Registry, id, owner string, directives ...stri
 			cfgs[spec.policyName()] = spec.empty()
 		}
 		for _, a := range d.Attrs {
-			spec.apply(cfgs, a.Key, a.Value, false) // validated by ParseDirective
+			// ParseDirective validated everything but whether error names are registered.
+			if code, want, ok := spec.apply(cfgs, a.Key, a.Value, false); !ok {
+				if code == CodeInvalidValue {
+					code = CodeBadAttribute
+				}
+				return nil, &ConfigError{Code: code, Instance: id, Policy: spec.policyName(), Key: a.Key, Value: a.Value,
+					Msg: fmt.Sprintf("%s: //r4c:%s %s=%s is invalid: want %s", owner, d.Policy, a.Key, a.Value, want)}
+			}
 		}
 	}
 	list := make([]PolicyConfig, 0, len(cfgs))

@@ -38,7 +38,7 @@ func TestParseDirective(t *testing.T) {
 		{"//r4c:bulkhead maxConcurrent=x", "R4C-ATR-002", 29, "an integer"},
 		{"//r4c:bulkhead maxConcurrent=1 maxConcurrent=2", "R4C-ATR-002", 31, "given twice"},
 		{"//r4c:fallback method=1x", "R4C-ATR-002", 15, "not a method name"},
-		{"//r4c:adaptivelimit dropOn=billing.Nope", "R4C-ATR-002", 27, "RegisterError"},
+		{"//r4c:adaptivelimit dropOn=billing.Err-Nope", "R4C-ATR-002", 27, "not an error name"},
 	} {
 		_, err := r4c.ParseDirective(tc.text)
 		var de *r4c.DirectiveError
@@ -88,6 +88,14 @@ func TestNewWrappedMethod(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	if _, err := r4c.NewWrappedMethod[string](reg, "x#C()", "T#C()", "//r4c:adaptivelimit maxLimt=1"); r4c.ErrorCode(err) != "R4C-ATR-002" {
+		t.Fatalf("%v", err)
+	}
+	// Error names parse by their syntax; whether they are registered is checked at construction.
+	if _, err := r4c.ParseDirective("//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r4c.NewWrappedMethod[string](reg, "x#D()", "T#D()", "//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered")
+	if r4c.ErrorCode(err) != "R4C-ATR-002" || !strings.Contains(err.Error(), "T#D(): //r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered is invalid") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -12,11 +12,42 @@ import (
 
 var update = flag.Bool("update", false, "rewrite generated files (docs/configuration.md)")
 
-// TestConfigurationReference renders docs/configuration.md from the settings tables and fails
-// when the committed file differs. Regenerate with: go generate ./...
+// TestConfigurationReference renders docs/configuration.md, and the directive table of
+// docs/codegen.md, from the settings tables and fails when the committed files differ.
+// Regenerate with: go generate ./...
 func TestConfigurationReference(t *testing.T) {
-	got := renderConfigurationReference()
-	const path = "docs/configuration.md"
+	checkGenerated(t, "docs/configuration.md", renderConfigurationReference())
+	codegen, err := os.ReadFile("docs/codegen.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- BEGIN directive table", "<!-- END directive table -->"
+	i, j := bytes.Index(codegen, []byte(begin)), bytes.Index(codegen, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("docs/codegen.md lacks the markers of its directive table")
+	}
+	k := i + bytes.IndexByte(codegen[i:], '\n') + 1
+	updated := append(append(append([]byte{}, codegen[:k]...), renderDirectiveTable()...), codegen[j:]...)
+	checkGenerated(t, "docs/codegen.md", updated)
+}
+
+// renderDirectiveTable lists every directive with its lone value and its attributes: the
+// configuration keys of its policy.
+func renderDirectiveTable() []byte {
+	var b bytes.Buffer
+	b.WriteString("| policy word | lone value sets | attributes (besides `name=`) |\n|---|---|---|\n")
+	for _, p := range directivePolicies {
+		if p.spec == nil {
+			fmt.Fprintf(&b, "| `%s` | `%s` | `method`, `on` |\n", p.word, p.main)
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` (the [`%s` keys](configuration.md)) |\n", p.word, p.main, strings.Join(p.spec.keys(), "`, `"), p.spec.policyName())
+	}
+	return b.Bytes()
+}
+
+func checkGenerated(t *testing.T, path string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -28,7 +59,7 @@ func TestConfigurationReference(t *testing.T) {
 		t.Fatalf("%v (generate it with: go generate ./...)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go generate ./... and commit the result", path)
+		t.Errorf("%s is stale: run go generate ./... and commit the result", path)
 	}
 }
 
