@@ -104,6 +104,11 @@ type greeter interface {
 	Greet(ctx context.Context, name string) (string, error)
 }
 
+// neverWrapped has no registered wrapper (registrations are process-wide: greeter's stays).
+type neverWrapped interface {
+	Greet(ctx context.Context, name string) (string, error)
+}
+
 type plainGreeter struct{}
 
 func (plainGreeter) Greet(_ context.Context, name string) (string, error) {
@@ -121,7 +126,7 @@ func (w wrappedGreeter) Greet(ctx context.Context, name string) (string, error) 
 
 func TestOfFindsTheRegisteredWrapper(t *testing.T) {
 	reg, _ := newRegistry(t)
-	if _, err := r4c.Of[greeter](plainGreeter{}, reg); r4c.ErrorCode(err) != "R4C-REG-001" {
+	if _, err := r4c.Of[neverWrapped](plainGreeter{}, reg); r4c.ErrorCode(err) != "R4C-REG-001" {
 		t.Fatalf("Of without a wrapper: %v", err)
 	}
 	r4c.RegisterWrapper(func(d greeter, reg *r4c.Registry) (greeter, error) {

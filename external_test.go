@@ -251,8 +251,11 @@ func TestExternalConfigurationErrors(t *testing.T) {
 	}
 }
 
+// errBilling is registered by TestRegisterError: registrations are process-wide, so it is one
+// value for every run of the test (-count).
+var errBilling = &ConfigError{Msg: "billing overloaded"}
+
 func TestRegisterError(t *testing.T) {
-	errBilling := &ConfigError{Msg: "billing overloaded"} // any error value
 	if err := RegisterError("billing.ErrOverloaded", errBilling); err != nil {
 		t.Fatal(err)
 	}
