@@ -11,9 +11,6 @@ import (
 // and tests it: instances and settings by their generated ids, rejection at the limit (fast
 // path and pipeline), the fallback, a timeout and the seed's async example on a manual clock.
 func TestEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go test in a temporary module")
-	}
 	mod := tempModule(t, "e2e")
 	dir := filepath.Join(mod, "shop")
 	for _, f := range []string{"shop.go", "shop_test.go"} {
