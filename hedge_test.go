@@ -181,13 +181,7 @@ func TestHedgeSlowFirstAttemptIsHedgedAfterExactlyDelay(t *testing.T) {
 	reg, clock := newRegistry(t, r4c.WithObserver(log))
 	p := newPipeline[string](t, reg, "search", r4c.HedgeConfig{Delay: 100 * time.Millisecond})
 	s := newHedgeScript(clock, hedgeBlocks, hedgeReturns("second", nil))
-	done := make(chan error, 1)
-	var got string
-	go func() {
-		v, err := p.Execute(context.Background(), s.fn)
-		got = v
-		done <- err
-	}()
+	got, done := startHedged(p, s.fn)
 	first := s.next(t, 1)
 	waitPending(t, clock, 1)
 	clock.Advance(99 * time.Millisecond)
@@ -200,8 +194,8 @@ func TestHedgeSlowFirstAttemptIsHedgedAfterExactlyDelay(t *testing.T) {
 	if second.at != 100*time.Millisecond {
 		t.Fatalf("the hedge started at %v", second.at)
 	}
-	if err := <-done; err != nil || got != "second" {
-		t.Fatal(got, err)
+	if err := <-done; err != nil || *got != "second" {
+		t.Fatal(*got, err)
 	}
 	if first.ctx.Err() != context.Canceled {
 		t.Fatalf("the losing attempt's context: %v", first.ctx.Err())
@@ -223,13 +217,7 @@ func TestHedgeMaxHedgesCapsLaunches(t *testing.T) {
 	p := newPipeline[string](t, reg, "capped", r4c.HedgeConfig{Delay: 100 * time.Millisecond, MaxHedges: 3})
 	release := make(chan struct{})
 	s := newHedgeScript(clock, hedgeBlocks, hedgeBlocks, hedgeAfter(release, "third", nil), hedgeBlocks)
-	done := make(chan error, 1)
-	var got string
-	go func() {
-		v, err := p.Execute(context.Background(), s.fn)
-		got = v
-		done <- err
-	}()
+	got, done := startHedged(p, s.fn)
 	s.next(t, 1)
 	for n := 2; n <= 4; n++ {
 		waitPending(t, clock, 1)
@@ -246,8 +234,8 @@ func TestHedgeMaxHedgesCapsLaunches(t *testing.T) {
 	}
 	expectNotDone(t, done, "before any attempt ended")
 	close(release)
-	if err := <-done; err != nil || got != "third" {
-		t.Fatal(got, err)
+	if err := <-done; err != nil || *got != "third" {
+		t.Fatal(*got, err)
 	}
 	s.allEnded(t, 4)
 	expectNoTimers(t, clock)
@@ -296,13 +284,7 @@ func TestHedgeFailureWaitsForTheOtherAttempts(t *testing.T) {
 			p := newPipeline[string](t, reg, "h", r4c.HedgeConfig{Delay: 100 * time.Millisecond})
 			release := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 			s := newHedgeScript(clock, hedgeAfter(release[0], "1", c.results[0]), hedgeAfter(release[1], "2", c.results[1]))
-			done := make(chan error, 1)
-			var got string
-			go func() {
-				v, err := p.Execute(context.Background(), s.fn)
-				got = v
-				done <- err
-			}()
+			got, done := startHedged(p, s.fn)
 			s.next(t, 1)
 			waitPending(t, clock, 1)
 			clock.Advance(100 * time.Millisecond)
@@ -317,8 +299,8 @@ func TestHedgeFailureWaitsForTheOtherAttempts(t *testing.T) {
 			close(release[c.order[1]-1])
 			err := <-done
 			failed := errors.Is(err, c.results[0]) || errors.Is(err, c.results[1])
-			if got != c.want || (c.wantErr == nil) != (err == nil) || (err != nil && !failed) {
-				t.Fatalf("got %q %v, want %q %v", got, err, c.want, c.wantErr)
+			if *got != c.want || (c.wantErr == nil) != (err == nil) || (err != nil && !failed) {
+				t.Fatalf("*got %q %v, want %q %v", *got, err, c.want, c.wantErr)
 			}
 			s.allEnded(t, 2)
 			expectNoTimers(t, clock)
@@ -335,13 +317,7 @@ func TestHedgeFailureDoesNotStopTheDelay(t *testing.T) {
 	p := newPipeline[string](t, reg, "h", r4c.HedgeConfig{Delay: 100 * time.Millisecond, MaxHedges: 2})
 	release := make(chan struct{})
 	s := newHedgeScript(clock, hedgeAfter(release, "", errOverloaded), hedgeBlocks, hedgeReturns("third", nil))
-	done := make(chan error, 1)
-	var got string
-	go func() {
-		v, err := p.Execute(context.Background(), s.fn)
-		got = v
-		done <- err
-	}()
+	got, done := startHedged(p, s.fn)
 	s.next(t, 1)
 	waitPending(t, clock, 1)
 	clock.Advance(100 * time.Millisecond)
@@ -360,8 +336,8 @@ func TestHedgeFailureDoesNotStopTheDelay(t *testing.T) {
 	if a := s.next(t, 3); a.at != 200*time.Millisecond {
 		t.Fatalf("attempt 3 at %v", a.at)
 	}
-	if err := <-done; err != nil || got != "third" {
-		t.Fatal(got, err)
+	if err := <-done; err != nil || *got != "third" {
+		t.Fatal(*got, err)
 	}
 	s.allEnded(t, 3)
 	expectNoTimers(t, clock)
@@ -379,13 +355,7 @@ func TestHedgeStopsLaunchingWhenAnInnerLimitRejects(t *testing.T) {
 	limit := handle(t, reg, "limited")
 	release := make(chan struct{})
 	s := newHedgeScript(clock, hedgeAfter(release, "first", nil))
-	done := make(chan error, 1)
-	var got string
-	go func() {
-		v, err := p.Execute(context.Background(), s.fn)
-		got = v
-		done <- err
-	}()
+	got, done := startHedged(p, s.fn)
 	s.next(t, 1) // holds the only slot
 	waitPending(t, clock, 1)
 	clock.Advance(100 * time.Millisecond) // the hedge is launched and rejected by the limit
@@ -395,8 +365,8 @@ func TestHedgeStopsLaunchingWhenAnInnerLimitRejects(t *testing.T) {
 	clock.Advance(time.Second) // no more launches
 	expectNotDone(t, done, "on a rejection while the first attempt ran")
 	close(release)
-	if err := <-done; err != nil || got != "first" {
-		t.Fatal(got, err)
+	if err := <-done; err != nil || *got != "first" {
+		t.Fatal(*got, err)
 	}
 	s.allEnded(t, 1) // the function was never called for the hedge
 	expectNoTimers(t, clock)
@@ -682,4 +652,15 @@ func ExampleHedgeConfig() {
 	// hedged hedge search attempt 2
 	// results from the second replica <nil>
 	// 1 1 1
+}
+
+// startHedged runs p.Execute(fn) in a goroutine; the value is in *got once done delivers.
+func startHedged(p *r4c.Pipeline[string], fn func(context.Context) (string, error)) (got *string, done chan error) {
+	got, done = new(string), make(chan error, 1)
+	go func() {
+		v, err := p.Execute(context.Background(), fn)
+		*got = v
+		done <- err
+	}()
+	return got, done
 }
