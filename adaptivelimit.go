@@ -307,7 +307,7 @@ type AdaptiveLimitSnapshot struct {
 	Rejected int64
 	// LimitChanges counts windows after which the limit changed.
 	LimitChanges int64
-	// Estimate is Gradient2's unrounded estimate (equal to Limit for AIMD).
+	// Estimate is the algorithm's unrounded estimate (Gradient2, Vegas); equal to Limit for AIMD.
 	Estimate float64
 }
 
@@ -325,11 +325,14 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges,
 		Estimate: float64(l.limit.Load()),
 	}
-	if g, ok := l.alg.(*Gradient2Algorithm); ok {
-		s.Estimate = g.Estimate()
+	if e, ok := l.alg.(estimator); ok {
+		s.Estimate = e.Estimate()
 	}
 	return s
 }
+
+// estimator is an algorithm with an unrounded estimate behind its limit (Gradient2, Vegas).
+type estimator interface{ Estimate() float64 }
 
 // AdaptiveLimitPermit is a slot taken with AdaptiveLimitHandle.Acquire, for integrations that
 // cannot hand the library a closure (HTTP middleware, gRPC interceptors). End it exactly once,

@@ -1,6 +1,9 @@
 package r4c
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // WindowSummary is what an adaptive algorithm learns from one completed window.
 type WindowSummary struct {
@@ -31,22 +34,44 @@ func NewAdaptiveAlgorithm(cfg AdaptiveLimitConfig) (AdaptiveAlgorithm, error) {
 		return nil, &ConfigError{Code: CodeUnknownConfig, Policy: policyAdaptiveLimit, Key: "config", Value: cfg.Config,
 			Msg: "adaptiveLimit config " + quote(cfg.Config) + " is unknown: NewAdaptiveAlgorithm has no registry of named configurations"}
 	}
-	r := adaptiveLimitSpec.merge(adaptiveLimitSpec.defaults, cfg)
+	r := adaptiveLimitSpec.resolved(adaptiveLimitSpec.merge(adaptiveLimitSpec.defaults, cfg))
 	if err := adaptiveLimitSpec.validate(r, ""); err != nil {
 		return nil, err
 	}
 	return r.newAlgorithm(), nil
 }
 
+// algorithmInfo describes one LimitAlgorithm. Whatever depends on the algorithm outside its own
+// type is read from the table algorithms, so that adding an algorithm takes a constant, a row
+// and its type.
+type algorithmInfo struct {
+	name      string                                        // in configuration: "vegas"
+	smoothing float64                                       // the built-in default of Smoothing under it
+	build     func(c AdaptiveLimitConfig) AdaptiveAlgorithm // from a resolved configuration
+}
+
+// algorithms is indexed by LimitAlgorithm; the zero value (unset) has no row.
+var algorithms = [...]algorithmInfo{
+	Gradient2: {name: "gradient2", smoothing: 0.2, build: newGradient2},
+	AIMD:      {name: "aimd", smoothing: 0.2, build: newAIMD}, // AIMD does not smooth
+	Vegas:     {name: "vegas", smoothing: 1.0, build: newVegas},
+}
+
+// newAlgorithm builds the algorithm of a resolved, valid configuration.
 func (c AdaptiveLimitConfig) newAlgorithm() AdaptiveAlgorithm {
-	if c.Algorithm == AIMD {
-		return &aimd{limit: c.InitialLimit, min: c.MinLimit, max: c.MaxLimit, backoff: c.BackoffRatio}
-	}
+	return algorithms[c.Algorithm].build(c)
+}
+
+func newGradient2(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 	return &Gradient2Algorithm{
 		est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit),
 		smoothing: c.Smoothing, tolerance: c.RTTTolerance, queue: float64(c.queueSize()),
 		longFactor: 2.0 / float64(c.LongWindow+1),
 	}
+}
+
+func newAIMD(c AdaptiveLimitConfig) AdaptiveAlgorithm {
+	return &aimd{limit: c.InitialLimit, min: c.MinLimit, max: c.MaxLimit, backoff: c.BackoffRatio}
 }
 
 // Gradient2Algorithm is Netflix's Gradient2Limit (concurrency-limits 0.5.4), bit for bit: the
@@ -132,3 +157,168 @@ func (a *aimd) Update(w WindowSummary) int {
 }
 
 func (a *aimd) Limit() int { return a.limit }
+
+// VegasAlgorithm is Netflix's VegasLimit (concurrency-limits 0.5.4), bit for bit: the
+// conformance traces in testdata/conformance, produced by the Java library, replay exactly. The
+// one difference is the probe jitter, which Netflix draws at random and ours derives from state
+// (below).
+//
+// Vegas keeps the lowest window latency seen, the no-load latency, and estimates the queue of
+// each window as queue = ceil(limit x (1 - noLoad/latency)): the share of the limit that waits
+// rather than works. With log10 floored to an integer and at least 1 (so 1 below 100, 2 from 100
+// to 999, 3 from 1000):
+//   - a window with a drop lowers the limit by log10(limit);
+//   - a window in which fewer than half of the slots were used changes nothing;
+//   - queue <= log10(limit): the limit grows by Beta (default 6 x log10(limit));
+//   - queue < Alpha (default 3 x log10(limit)): it grows by log10(limit);
+//   - queue > Beta: it falls by log10(limit);
+//   - otherwise it holds.
+//
+// The proposed limit is clamped to [max(1, MinLimit), MaxLimit], then smoothed: estimate =
+// (1 - Smoothing) x estimate + Smoothing x proposed (Smoothing defaults to 1.0 under Vegas: no
+// smoothing). A window whose latency is below the no-load latency (and the first window) only
+// records the new no-load latency, whatever else it says. A latency below 1ns counts as 1ns
+// (Netflix throws).
+//
+// The probe. Between probes the no-load latency only falls, so a dependency that becomes slower
+// for good would leave it stale and the limit low. Every window counts a probe counter up; when
+// jitter x ProbeMultiplier x estimate <= the counter (estimate before the window), the window is
+// a probe: the no-load latency becomes that window's latency, even a higher one, the counter
+// restarts from zero, the jitter moves to the next value and the limit does not change. The
+// probe check comes before everything else.
+//
+// The jitter is deterministic. The k-th jitter (k = 0 from construction, k = n after the n-th
+// probe) is
+//
+//	z = uint64(InitialLimit) + (k+1) x 0x9E3779B97F4A7C15     (uint64 arithmetic, wrapping)
+//	z = (z ^ z>>30) x 0xBF58476D1CE4E5B9
+//	z = (z ^ z>>27) x 0x94D049BB133111EB
+//	z = z ^ z>>31                                             (SplitMix64's mix)
+//	jitter = 0.5 + float64(z>>12) x 2^-53                     (exact, in [0.5, 1))
+//
+// so two instances with the same InitialLimit fed the same windows probe at the same windows.
+// Netflix draws each jitter from an unseeded random source in [0.5, 1) instead.
+type VegasAlgorithm struct {
+	est         float64 // the estimate; the limit is its truncation
+	min, max    float64
+	smoothing   float64
+	alpha, beta int // 0: Netflix's functions of the limit
+	multiplier  float64
+
+	noLoad     int64 // the no-load latency in ns; 0 before the first window
+	probeCount int64 // windows since the last probe
+	probes     uint64
+	seed       uint64
+	jitter     float64
+}
+
+func newVegas(c AdaptiveLimitConfig) AdaptiveAlgorithm {
+	v := &VegasAlgorithm{
+		est: float64(c.InitialLimit), min: float64(max(1, c.MinLimit)), max: float64(c.MaxLimit),
+		smoothing: c.Smoothing, alpha: c.Alpha, beta: c.Beta, multiplier: float64(c.ProbeMultiplier),
+		seed: uint64(c.InitialLimit),
+	}
+	v.jitter = vegasJitter(v.seed, 0)
+	return v
+}
+
+// vegasJitter returns the k-th probe jitter of seed, in [0.5, 1) (see VegasAlgorithm).
+func vegasJitter(seed, k uint64) float64 {
+	z := seed + (k+1)*0x9E3779B97F4A7C15
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	z ^= z >> 31
+	// z>>12 has 52 bits: the product is exact, and so is the sum, below 1.
+	return 0.5 + float64(float64(z>>12)*0x1p-53)
+}
+
+// Update applies one window, following VegasLimit._update of 0.5.4 to the last bit: the
+// order of the tests, the 32-bit product inflight*2, the truncations of Java's (int) casts and
+// the integer log10 all matter. The products of the smoothing step are wrapped in float64(...)
+// so that the compiler cannot fuse them into a multiply-add, which Java never does.
+func (v *VegasAlgorithm) Update(w WindowSummary) int {
+	rtt := max(int64(w.AvgLatency), 1)
+	est := v.est
+	v.probeCount++
+	if (v.jitter*v.multiplier)*est <= float64(v.probeCount) {
+		// The probe: measure the no-load latency again, from this window.
+		v.probes++
+		v.jitter = vegasJitter(v.seed, v.probes)
+		v.probeCount = 0
+		v.noLoad = rtt
+		return javaInt(est)
+	}
+	if v.noLoad == 0 || rtt < v.noLoad {
+		v.noLoad = rtt
+		return javaInt(est)
+	}
+	queue := javaInt(math.Ceil(est * (1 - float64(v.noLoad)/float64(rtt))))
+	var n float64
+	if w.Dropped {
+		n = est - float64(vegasLog10(javaInt(est)))
+	} else if float64(int32(w.MaxInFlight)*2) < est {
+		// App-limited: latency says nothing about the limit when most slots are idle.
+		return javaInt(est)
+	} else {
+		log := vegasLog10(javaInt(est))
+		alpha, beta := 3*log, 6*log
+		if v.alpha != 0 {
+			alpha = v.alpha
+		}
+		if v.beta != 0 {
+			beta = v.beta
+		}
+		switch {
+		case queue <= log:
+			n = est + float64(beta)
+		case queue < alpha:
+			n = est + float64(log)
+		case queue > beta:
+			n = est - float64(log)
+		default:
+			return javaInt(est)
+		}
+	}
+	n = max(v.min, min(v.max, n))
+	n = float64((1-v.smoothing)*est) + float64(v.smoothing*n)
+	v.est = n
+	return javaInt(n)
+}
+
+// vegasLog10 is Netflix's Log10RootIntFunction: log10(n) floored, and at least 1. It counts
+// digits rather than calling math.Log10, whose results Go does not guarantee to be exact at
+// powers of ten (Java does).
+func vegasLog10(n int) int {
+	if n < 100 {
+		return 1
+	}
+	log := 0
+	for ; n >= 10; n /= 10 {
+		log++
+	}
+	return log
+}
+
+// javaInt is Java's (int) cast of a double: truncation toward zero, saturating at the bounds
+// of a 32-bit int, NaN to 0.
+func javaInt(x float64) int {
+	switch {
+	case x != x:
+		return 0
+	case x >= math.MaxInt32:
+		return math.MaxInt32
+	case x <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int(x)
+}
+
+// Limit returns the current limit, the truncation of Estimate.
+func (v *VegasAlgorithm) Limit() int { return javaInt(v.est) }
+
+// Estimate returns the unrounded estimate behind the limit.
+func (v *VegasAlgorithm) Estimate() float64 { return v.est }
+
+// NoLoadLatency returns the no-load latency: the lowest window latency since the last probe,
+// the probe window's own included (0 before the first window).
+func (v *VegasAlgorithm) NoLoadLatency() time.Duration { return time.Duration(v.noLoad) }

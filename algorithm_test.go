@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,26 +14,52 @@ import (
 	"github.com/resilience4cata/r4c"
 )
 
+// The conformance configurations, by trace file-name prefix (testdata/conformance/README.md),
+// and the header of their traces: the last column is Gradient2's long-term latency or Vegas's
+// no-load latency.
+type conformanceConfig struct {
+	prefix string
+	cfg    r4c.AdaptiveLimitConfig
+	header string
+}
+
+var conformanceConfigs = []conformanceConfig{
+	{"gradient2_cfg1_", r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2}, headerLong},
+	{"aimd_cfg1_", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD}, headerLong},
+	{"vegas_cfg1_", r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, InitialLimit: 20, MaxLimit: 200}, headerNoLoad},
+	{"vegas_cfg3_", r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, InitialLimit: 20, MaxLimit: 200, Alpha: 3, Beta: 6, Smoothing: 0.2}, headerNoLoad},
+	{"vegas_cfg5_", r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, InitialLimit: 20, MaxLimit: 200, ProbeMultiplier: 1000000}, headerNoLoad},
+}
+
+const (
+	headerLong   = "window,rtt_ns,inflight,did_drop,limit_int,estimated_limit_double,long_rtt_ns"
+	headerNoLoad = "window,rtt_ns,inflight,did_drop,limit_int,estimated_limit_double,rtt_noload_ns"
+)
+
 // TestConformance replays every trace produced by Netflix's Java implementation (see
-// testdata/conformance/README.md) and requires the integer limit, and for Gradient2 the double
-// estimate and long-term latency, to match bit for bit after every window.
+// testdata/conformance/README.md) and requires the integer limit, and for Gradient2 and Vegas
+// the double estimate and the long-term (Gradient2) or no-load (Vegas) latency, to match bit for
+// bit after every window.
 func TestConformance(t *testing.T) {
 	files, err := filepath.Glob("testdata/conformance/*.csv")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no conformance traces found: %v", err)
 	}
+	seen := map[r4c.LimitAlgorithm]bool{}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".csv")
 		t.Run(name, func(t *testing.T) {
-			cfg := r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2}
-			if strings.HasPrefix(name, "aimd") {
-				cfg.Algorithm = r4c.AIMD
+			i := slices.IndexFunc(conformanceConfigs, func(c conformanceConfig) bool { return strings.HasPrefix(name, c.prefix) })
+			if i < 0 {
+				t.Fatalf("no configuration for the prefix of %s: add it to conformanceConfigs", name)
 			}
+			cfg, header := conformanceConfigs[i].cfg, conformanceConfigs[i].header
+			seen[cfg.Algorithm] = true
 			alg, err := r4c.NewAdaptiveAlgorithm(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := readTrace(t, file)
+			rows := readTrace(t, file, header)
 			if len(rows) < 300 {
 				t.Fatalf("only %d rows", len(rows))
 			}
@@ -41,18 +68,33 @@ func TestConformance(t *testing.T) {
 				if got != row.limit || alg.Limit() != row.limit {
 					t.Fatalf("window %d: limit %d (Limit() %d), want %d", row.window, got, alg.Limit(), row.limit)
 				}
-				if g, ok := alg.(*r4c.Gradient2Algorithm); ok {
-					if math.Float64bits(g.Estimate()) != math.Float64bits(row.estimate) {
-						t.Fatalf("window %d: estimate %v, want %v", row.window, g.Estimate(), row.estimate)
+				switch a := alg.(type) {
+				case *r4c.Gradient2Algorithm:
+					if math.Float64bits(a.Estimate()) != math.Float64bits(row.estimate) {
+						t.Fatalf("window %d: estimate %v, want %v", row.window, a.Estimate(), row.estimate)
 					}
-					if math.Float64bits(g.LongLatency()) != math.Float64bits(row.longRTT) {
-						t.Fatalf("window %d: long rtt %v, want %v", row.window, g.LongLatency(), row.longRTT)
+					if long := atof(t, row.last); math.Float64bits(a.LongLatency()) != math.Float64bits(long) {
+						t.Fatalf("window %d: long rtt %v, want %v", row.window, a.LongLatency(), long)
 					}
-				} else if cfg.Algorithm == r4c.Gradient2 {
-					t.Fatalf("Gradient2 is %T", alg)
+				case *r4c.VegasAlgorithm:
+					if math.Float64bits(a.Estimate()) != math.Float64bits(row.estimate) {
+						t.Fatalf("window %d: estimate %v, want %v", row.window, a.Estimate(), row.estimate)
+					}
+					if noLoad := int64(atoi(t, row.last)); int64(a.NoLoadLatency()) != noLoad {
+						t.Fatalf("window %d: no-load latency %d, want %d", row.window, int64(a.NoLoadLatency()), noLoad)
+					}
+				default:
+					if cfg.Algorithm != r4c.AIMD {
+						t.Fatalf("%v is %T", cfg.Algorithm, alg)
+					}
 				}
 			}
 		})
+	}
+	for _, a := range []r4c.LimitAlgorithm{r4c.Gradient2, r4c.AIMD, r4c.Vegas} {
+		if !seen[a] {
+			t.Errorf("no trace of %v", a)
+		}
 	}
 }
 
@@ -60,10 +102,11 @@ type traceRow struct {
 	window, inflight, limit int
 	rtt                     int64
 	drop                    bool
-	estimate, longRTT       float64
+	estimate                float64
+	last                    string // the last column: Gradient2's long rtt, Vegas's no-load rtt
 }
 
-func readTrace(t *testing.T, file string) []traceRow {
+func readTrace(t *testing.T, file, header string) []traceRow {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -72,17 +115,17 @@ func readTrace(t *testing.T, file string) []traceRow {
 	defer f.Close()
 	var rows []traceRow
 	sc := bufio.NewScanner(f)
-	header := false
+	seenHeader := false
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if !header {
-			if line != "window,rtt_ns,inflight,did_drop,limit_int,estimated_limit_double,long_rtt_ns" {
-				t.Fatalf("unexpected header %q", line)
+		if !seenHeader {
+			if line != header {
+				t.Fatalf("unexpected header %q, want %q", line, header)
 			}
-			header = true
+			seenHeader = true
 			continue
 		}
 		f := strings.Split(line, ",")
@@ -97,7 +140,7 @@ func readTrace(t *testing.T, file string) []traceRow {
 		r.limit = atoi(t, f[4])
 		if f[5] != "" {
 			r.estimate = atof(t, f[5])
-			r.longRTT = atof(t, f[6])
+			r.last = f[6]
 		}
 		rows = append(rows, r)
 	}

@@ -23,25 +23,86 @@ type PolicyConfig interface {
 // LimitAlgorithm selects the algorithm of an adaptive limit. The zero value means "not set".
 type LimitAlgorithm uint8
 
-// The algorithms of an adaptive limit.
+// The algorithms of an adaptive limit. Each has a row in the table algorithms (algorithm.go),
+// which gives its configuration name, its default Smoothing and its constructor.
 const (
 	// Gradient2 compares each window's latency with a long-term average (the default).
 	Gradient2 LimitAlgorithm = iota + 1
 	// AIMD ignores latency: it backs off after a window with a drop and grows by one otherwise.
 	AIMD
+	// Vegas estimates the queue from the window's latency over the lowest latency seen (the
+	// no-load latency), grows the limit while the queue is short and lowers it when it is long.
+	Vegas
 )
 
-// String returns the algorithm's configuration name: "gradient2" or "aimd" ("" when unset).
+// defaultAlgorithm is the built-in default of AdaptiveLimitConfig.Algorithm.
+const defaultAlgorithm = Gradient2
+
+// String returns the algorithm's configuration name: "gradient2", "aimd" or "vegas" ("" when
+// unset).
 func (a LimitAlgorithm) String() string {
-	switch a {
-	case Gradient2:
-		return "gradient2"
-	case AIMD:
-		return "aimd"
-	case 0:
+	if a == 0 {
 		return ""
 	}
+	if a.valid() {
+		return algorithms[a].name
+	}
 	return "LimitAlgorithm(" + strconv.Itoa(int(a)) + ")"
+}
+
+// valid reports whether a is one of the algorithms.
+func (a LimitAlgorithm) valid() bool {
+	return int(a) < len(algorithms) && algorithms[a].build != nil
+}
+
+// parseAlgorithm returns the algorithm of a configuration name, in any case.
+func parseAlgorithm(text string) (LimitAlgorithm, bool) {
+	for a, info := range algorithms {
+		if info.build != nil && strings.EqualFold(text, info.name) {
+			return LimitAlgorithm(a), true
+		}
+	}
+	return 0, false
+}
+
+// algorithmNames lists the configuration names of the algorithms: "gradient2, aimd or vegas".
+func algorithmNames() string {
+	var names []string
+	for _, info := range algorithms {
+		if info.build != nil {
+			names = append(names, info.name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// smoothingDefault describes the built-in default of Smoothing, which depends on the algorithm:
+// "0.2 (1.0 under vegas)".
+func smoothingDefault() string {
+	base := algorithms[defaultAlgorithm].smoothing
+	text := formatDecimal(base)
+	var others []string
+	for _, info := range algorithms {
+		if info.build != nil && info.smoothing != base {
+			others = append(others, formatDecimal(info.smoothing)+" under "+info.name)
+		}
+	}
+	if len(others) > 0 {
+		text += " (" + strings.Join(others, ", ") + ")"
+	}
+	return text
+}
+
+// formatDecimal formats v with at least one digit after the point: 1.0, 0.2.
+func formatDecimal(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 // Toggle is an on/off setting whose zero value means "not set here", so that a later layer of
@@ -76,7 +137,7 @@ const NoQueue = -1
 // AdaptiveLimitConfig configures an adaptive concurrency limit (SPEC 2.3). A zero field means
 // "not set here": the next layer's value applies, down to the built-in defaults shown below.
 type AdaptiveLimitConfig struct {
-	// Algorithm is Gradient2 (default) or AIMD.
+	// Algorithm is Gradient2 (default), AIMD or Vegas.
 	Algorithm LimitAlgorithm
 	// InitialLimit is the limit before the first window completes (default 20).
 	InitialLimit int
@@ -88,7 +149,10 @@ type AdaptiveLimitConfig struct {
 	Window time.Duration
 	// MinWindowSamples is the minimum number of samples of a window (default 10).
 	MinWindowSamples int
-	// Smoothing is Gradient2's smoothing factor, in (0, 1] (default 0.2).
+	// Smoothing is the share of each window's proposed limit that the estimate moves towards
+	// (Gradient2 and Vegas), in (0, 1]. Its default depends on the algorithm: 0.2, and 1.0 under
+	// Vegas (no smoothing, as in Netflix's VegasLimit). A resolved configuration (Config of a
+	// handle) holds the effective value.
 	Smoothing float64
 	// RTTTolerance is how much above the long-term latency Gradient2 tolerates, >= 1 (default 1.5).
 	RTTTolerance float64
@@ -100,6 +164,18 @@ type AdaptiveLimitConfig struct {
 	QueueSize int
 	// BackoffRatio is AIMD's multiplier after a window with a drop, in (0, 1) (default 0.9).
 	BackoffRatio float64
+	// Alpha is the estimated queue below which Vegas grows the limit by log10 of the limit, at
+	// least 1. Zero (the default) uses Netflix's function 3 x log10(limit), where log10 is
+	// floored and at least 1. When Beta is set too, Alpha <= Beta.
+	Alpha int
+	// Beta is the estimated queue above which Vegas lowers the limit by log10 of the limit, and
+	// the step by which it grows when there is almost no queue, at least 1. Zero (the default)
+	// uses Netflix's function 6 x log10(limit).
+	Beta int
+	// ProbeMultiplier sets how often Vegas forgets its no-load latency and measures it again:
+	// about every ProbeMultiplier x limit windows (times a jitter in [0.5, 1)), at least 1
+	// (default 30).
+	ProbeMultiplier int
 	// DropOn lists the failures that are drops (matched with errors.Is). Default:
 	// ErrCallTimeout, ErrBulkheadFull. Setting it replaces the default list; a non-nil empty
 	// slice means no failure is a drop.
@@ -138,52 +214,62 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 	name:   policyAdaptiveLimit,
 	kind:   KindAdaptiveLimit,
 	goType: "r4c.AdaptiveLimitConfig",
+	// Smoothing, Alpha and Beta have no fixed built-in default: complete fills Smoothing in by
+	// algorithm once every layer is merged, and Alpha and Beta unset mean Netflix's functions.
 	defaults: AdaptiveLimitConfig{
-		Algorithm:        Gradient2,
+		Algorithm:        defaultAlgorithm,
 		InitialLimit:     20,
 		MinLimit:         1,
 		MaxLimit:         200,
 		Window:           time.Second,
 		MinWindowSamples: 10,
-		Smoothing:        0.2,
 		RTTTolerance:     1.5,
 		LongWindow:       600,
 		QueueSize:        4,
 		BackoffRatio:     0.9,
+		ProbeMultiplier:  30,
 		DropOn:           []error{ErrCallTimeout, ErrBulkheadFull},
 		Enabled:          On,
 	},
 	settings: adaptiveLimitSettings,
 	named:    func(c *AdaptiveLimitConfig) *string { return &c.Config },
-	relate: func(c *AdaptiveLimitConfig, scope string) error {
-		if c.MinLimit <= c.InitialLimit && c.InitialLimit <= c.MaxLimit {
-			return nil
+	complete: func(c *AdaptiveLimitConfig) {
+		if c.Smoothing == 0 && c.Algorithm.valid() {
+			c.Smoothing = algorithms[c.Algorithm].smoothing
 		}
-		return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
-			Value: strconv.Itoa(c.InitialLimit),
-			Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have minLimit %d, initialLimit %d, maxLimit %d",
-				scopePrefix(scope), c.MinLimit, c.InitialLimit, c.MaxLimit)}
+	},
+	relate: func(c *AdaptiveLimitConfig, scope string) error {
+		if c.MinLimit > c.InitialLimit || c.InitialLimit > c.MaxLimit {
+			return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
+				Value: strconv.Itoa(c.InitialLimit),
+				Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have minLimit %d, initialLimit %d, maxLimit %d",
+					scopePrefix(scope), c.MinLimit, c.InitialLimit, c.MaxLimit)}
+		}
+		if c.Alpha != 0 && c.Beta != 0 && c.Alpha > c.Beta {
+			return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "alpha",
+				Value: strconv.Itoa(c.Alpha),
+				Msg: fmt.Sprintf("%sadaptiveLimit alpha and beta out of order: want alpha <= beta, have alpha %d, beta %d",
+					scopePrefix(scope), c.Alpha, c.Beta)}
+		}
+		return nil
 	},
 }
 
 var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 	{
-		key: "algorithm", valid: "gradient2 or aimd", doc: "The algorithm that computes the limit from each window.",
+		key: "algorithm", valid: algorithmNames(), doc: "The algorithm that computes the limit from each window.",
 		format: func(c *AdaptiveLimitConfig) string { return c.Algorithm.String() },
 		isSet:  func(c *AdaptiveLimitConfig) bool { return c.Algorithm != 0 },
 		copy:   func(d, s *AdaptiveLimitConfig) { d.Algorithm = s.Algorithm },
 		check: func(c *AdaptiveLimitConfig) (string, bool) {
-			return CodeInvalidSetting, c.Algorithm == Gradient2 || c.Algorithm == AIMD
+			return CodeInvalidSetting, c.Algorithm.valid()
 		},
 		parse: func(c *AdaptiveLimitConfig, text string) (string, string, bool) {
-			switch strings.ToLower(text) {
-			case "gradient2":
-				c.Algorithm = Gradient2
-			case "aimd":
-				c.Algorithm = AIMD
-			default:
-				return CodeInvalidValue, "gradient2 or aimd (vegas is not implemented)", false
+			a, ok := parseAlgorithm(text)
+			if !ok {
+				return CodeInvalidValue, algorithmNames(), false
 			}
+			c.Algorithm = a
 			return "", "", true
 		},
 		example: "aimd",
@@ -200,7 +286,8 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 	intSetting("minWindowSamples", "at least 1",
 		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, CodeInvalidSetting).eg("20").describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
 	floatSetting("smoothing", "in (0, 1]",
-		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).eg("0.5").describe("Gradient2: the share of each window's proposed limit that the estimate moves towards."),
+		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).eg("0.5").describe("Gradient2 and Vegas: the share of each window's proposed limit that the estimate moves towards.").
+		defaultIs(smoothingDefault()),
 	floatSetting("rttTolerance", "at least 1",
 		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).eg("2").describe("Gradient2: how far above the long-term latency a window may be before the limit falls; the limit settles where queueing raises latency about this much."),
 	intSetting("longWindow", "at least 1",
@@ -211,6 +298,17 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		zeroAs(func(c *AdaptiveLimitConfig) bool { return c.QueueSize == 0 }, func(c *AdaptiveLimitConfig) { c.QueueSize = NoQueue }),
 	floatSetting("backoffRatio", "in (0, 1)",
 		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }).eg("0.8").describe("AIMD: the multiplier applied to the limit after a window with a drop."),
+	intSetting("alpha", "at least 1, and at most beta when both are set",
+		func(c *AdaptiveLimitConfig) *int { return &c.Alpha }, atLeastOne, CodeInvalidSetting).eg("3").
+		describe("Vegas: the estimated queue below which the limit grows by log10(limit); unset, 3 x log10(limit), log10 floored and at least 1.").
+		defaultIs("3 x log10(limit)"),
+	intSetting("beta", "at least 1, and at least alpha when both are set",
+		func(c *AdaptiveLimitConfig) *int { return &c.Beta }, atLeastOne, CodeInvalidSetting).eg("6").
+		describe("Vegas: the estimated queue above which the limit falls by log10(limit), and the step it grows by when there is almost no queue; unset, 6 x log10(limit).").
+		defaultIs("6 x log10(limit)"),
+	intSetting("probeMultiplier", "at least 1",
+		func(c *AdaptiveLimitConfig) *int { return &c.ProbeMultiplier }, atLeastOne, CodeInvalidSetting).eg("60").
+		describe("Vegas: the no-load latency is measured again about every jitter x probeMultiplier x limit windows, with a deterministic jitter in [0.5, 1)."),
 	errorsSetting("dropOn", "a list of errors, matched with errors.Is; no nil entries",
 		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).eg("r4c.ErrCallTimeout,net.ErrClosed").describe("The failures that are drops (overload signals); setting it replaces the default list."),
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },

@@ -71,7 +71,8 @@ func directiveError(code string, offset int, format string, args ...any) *Direct
 // ParseDirective parses one directive comment. Every problem is reported, joined, each a
 // *DirectiveError: R4C-ATR-002 for an unknown policy or attribute (with the nearest valid one)
 // or a malformed value, R4C-ATR-001 for a bad duration, R4C-ATR-003 for a limit below 1,
-// R4C-ATR-009 for limits out of order among the attributes given or a window out of range.
+// R4C-ATR-009 for limits (or alpha and beta) out of order among the attributes given or a window
+// out of range.
 func ParseDirective(text string) (Directive, error) {
 	var d Directive
 	if !strings.HasPrefix(text, DirectivePrefix) {
@@ -164,30 +165,39 @@ func ParseDirective(text string) (Directive, error) {
 	return d, errors.Join(errs...)
 }
 
-// limitsInOrder checks minLimit <= initialLimit <= maxLimit among the limits a directive gives.
+// limitsInOrder checks minLimit <= initialLimit <= maxLimit, and alpha <= beta, among the
+// settings a directive gives.
 func limitsInOrder(d Directive) error {
 	vals := map[string]int{}
 	for _, a := range d.Attrs {
 		switch a.Key {
-		case "minLimit", "initialLimit", "maxLimit":
+		case "minLimit", "initialLimit", "maxLimit", "alpha", "beta":
 			var v int
 			fmt.Sscan(a.Value, &v)
 			vals[a.Key] = v
 		}
 	}
-	order := []string{"minLimit", "initialLimit", "maxLimit"}
-	for i := range order {
-		for j := i + 1; j < len(order); j++ {
-			a, okA := vals[order[i]]
-			b, okB := vals[order[j]]
-			if okA && okB && a > b {
-				off := 0
-				for _, at := range d.Attrs {
-					if at.Key == order[i] {
-						off = at.Offset
+	for _, chain := range []struct {
+		what  string
+		order []string
+	}{
+		{"limits", []string{"minLimit", "initialLimit", "maxLimit"}},
+		{"alpha and beta", []string{"alpha", "beta"}},
+	} {
+		order := chain.order
+		for i := range order {
+			for j := i + 1; j < len(order); j++ {
+				a, okA := vals[order[i]]
+				b, okB := vals[order[j]]
+				if okA && okB && a > b {
+					off := 0
+					for _, at := range d.Attrs {
+						if at.Key == order[i] {
+							off = at.Offset
+						}
 					}
+					return directiveError(CodeOutOfOrder, off, "//r4c:adaptivelimit: %s out of order: %s=%d is above %s=%d", chain.what, order[i], a, order[j], b)
 				}
-				return directiveError(CodeOutOfOrder, off, "//r4c:adaptivelimit: limits out of order: %s=%d is above %s=%d", order[i], a, order[j], b)
 			}
 		}
 	}

@@ -146,6 +146,25 @@ func ExampleNewAdaptiveAlgorithm() {
 	// 20 20.8
 }
 
+// Vegas on its own: the first window gives the no-load latency; a window at that latency has no
+// queue and the limit grows by beta (6 x log10(20) = 6); a window twice as slow has a queue of
+// ceil(26 x (1 - 10/20)) = 13, above beta, and the limit falls by log10(26) = 1.
+func ExampleVegasAlgorithm() {
+	alg, err := r4c.NewAdaptiveAlgorithm(r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, InitialLimit: 20, MaxLimit: 200})
+	if err != nil {
+		panic(err)
+	}
+	vegas := alg.(*r4c.VegasAlgorithm)
+	for _, latency := range []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond} {
+		limit := vegas.Update(r4c.WindowSummary{AvgLatency: latency, MaxInFlight: vegas.Limit()})
+		fmt.Println(limit, vegas.NoLoadLatency())
+	}
+	// Output:
+	// 20 10ms
+	// 26 10ms
+	// 25 10ms
+}
+
 // With a manual clock, latencies are what the clock says and windows end when it passes them;
 // pending futures hold their slots.
 func ExamplePipeline_ExecuteAsync() {

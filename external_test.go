@@ -213,9 +213,21 @@ func TestExternalConfigurationErrors(t *testing.T) {
 		},
 			"R4C-ATR-009", []string{"window = 2h", "from 1ms to 1h"}},
 		{"unknown algorithm", func(*testing.T) Option {
-			return WithProperties(map[string]string{"defaults.adaptiveLimit.algorithm": "vegas"})
+			return WithProperties(map[string]string{"defaults.adaptiveLimit.algorithm": "bbr"})
 		},
-			"R4C-CFG-002", []string{"vegas is not implemented"}},
+			"R4C-CFG-002", []string{"algorithm", "bbr", "gradient2, aimd"}},
+		{"vegas alpha of zero", func(*testing.T) Option {
+			return WithProperties(map[string]string{"defaults.adaptiveLimit.alpha": "0"})
+		},
+			"R4C-CFG-002", []string{"defaults.adaptiveLimit.alpha = 0", "at least 1"}},
+		{"vegas beta not an integer", func(*testing.T) Option {
+			return WithProperties(map[string]string{"instances.orders.adaptiveLimit.beta": "six"})
+		},
+			"R4C-CFG-002", []string{"instances.orders.adaptiveLimit.beta = six", "an integer"}},
+		{"vegas probe multiplier below one", func(*testing.T) Option {
+			return WithProperties(map[string]string{"configs.b.adaptiveLimit.probeMultiplier": "-1"})
+		},
+			"R4C-CFG-002", []string{"configs.b.adaptiveLimit.probeMultiplier = -1", "at least 1"}},
 		{"unknown error name", func(*testing.T) Option {
 			return WithProperties(map[string]string{"defaults.retry.abortOn": "billing.ErrNope"})
 		},

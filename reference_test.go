@@ -110,16 +110,17 @@ work as they are.
 | the environment | ` + "`r4c.WithEnvironment()`" + ` | ` + "`R4C_`" + ` + the key with ` + "`_`" + ` for ` + "`.`" + `, kind, policy and key in any case, the name verbatim: ` + "`R4C_DEFAULTS_ADAPTIVELIMIT_MAXLIMIT=100`" + `, ` + "`R4C_INSTANCES_orders_BULKHEAD_MAXCONCURRENT=5`" + ` | the variable |
 
 Values: integers and numbers in Go syntax; durations in Go syntax (` + "`500ms`" + `, ` + "`2s`" + `, ` + "`1m30s`" + `);
-` + "`true`" + ` or ` + "`false`" + `; algorithm names ` + "`gradient2`" + ` and ` + "`aimd`" + `; error lists as comma-separated names
-registered with ` + "`r4c.RegisterError(name, err)`" + ` (the library's sentinels such as
-` + "`r4c.ErrCallTimeout`" + `, and ` + "`context.Canceled`" + `, ` + "`context.DeadlineExceeded`" + `, ` + "`os.ErrDeadlineExceeded`" + `,
-` + "`net.ErrClosed`" + `, ` + "`fs.ErrNotExist`" + ` are registered already).
+` + "`true`" + ` or ` + "`false`" + `; algorithm names ` + algorithmNamesMarkdown() + `;
+error lists as comma-separated names registered with ` + "`r4c.RegisterError(name, err)`" + ` (the library's
+sentinels such as ` + "`r4c.ErrCallTimeout`" + `, and ` + "`context.Canceled`" + `, ` + "`context.DeadlineExceeded`" + `,
+` + "`os.ErrDeadlineExceeded`" + `, ` + "`net.ErrClosed`" + `, ` + "`fs.ErrNotExist`" + ` are registered already).
 
 A bad key or value fails ` + "`r4c.NewRegistry`" + ` as a whole (nothing is half-applied): R4C-CFG-001 for
 an unknown key (with the nearest valid one), R4C-CFG-002 for an invalid value, R4C-ATR-001 for a
 bad duration, R4C-ATR-003 for a limit below 1, R4C-ATR-009 for a window out of range; an unknown
-named configuration is R4C-REG-004, and limits out of order (checked when the settings of all
-layers meet, at pipeline construction) R4C-ATR-009. See [errors.md](errors.md).
+named configuration is R4C-REG-004, and limits out of order or ` + "`alpha`" + ` above ` + "`beta`" + `
+(checked when the settings of all layers meet, at pipeline construction) R4C-ATR-009. See
+[errors.md](errors.md).
 `)
 	for _, s := range allSpecs {
 		s.(interface{ render(*bytes.Buffer) }).render(&b)
@@ -141,12 +142,27 @@ func renderPolicy[C any](b *bytes.Buffer, spec *policySpec[C]) {
 			panic("no Go field for setting " + s.key)
 		}
 		def := s.format(&defaults)
+		if s.defaultDoc != "" {
+			def = s.defaultDoc
+		}
 		if def == "" {
 			def = "none"
 		}
 		fmt.Fprintf(b, "| `%s` | `%s %s` | `%s` | %s | `%s` | %s |\n", s.key, f.Name, goTypeName(f.Type), def, s.valid, s.example, s.doc)
 	}
 	fmt.Fprintf(b, "| `config` | `Config string` | none | a configuration registered with `WithConfig` or `configs.<name>.*` keys | `backend` | The named configuration to start from. |\n")
+}
+
+// algorithmNamesMarkdown lists the algorithms' configuration names in code spans:
+// `gradient2`, `aimd` and `vegas`.
+func algorithmNamesMarkdown() string {
+	var names []string
+	for _, info := range algorithms {
+		if info.build != nil {
+			names = append(names, "`"+info.name+"`")
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func goTypeName(t reflect.Type) string {
@@ -171,8 +187,8 @@ func checkSettings[C any](t *testing.T, spec *policySpec[C]) {
 	typ := reflect.TypeOf(spec.defaults)
 	seen := map[string]bool{"Config": true}
 	for _, s := range spec.settings {
-		if !s.isSet(&spec.defaults) {
-			t.Errorf("%s.%s has no built-in default", spec.name, s.key)
+		if s.isSet(&spec.defaults) == (s.defaultDoc != "") {
+			t.Errorf("%s.%s: want either a built-in default or a defaultDoc, not both or neither", spec.name, s.key)
 		}
 		f, ok := typ.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, s.key) })
 		if !ok || s.doc == "" || s.valid == "" {

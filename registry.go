@@ -232,7 +232,7 @@ func resolve[C any](r *Registry, spec *policySpec[C], id string, site C) (C, err
 			c = spec.merge(c, nc)
 		}
 	}
-	c = spec.merge(spec.merge(c, site), inst)
+	c = spec.resolved(spec.merge(spec.merge(c, site), inst))
 	*spec.named(&c) = name
 	if err := spec.validate(c, scope); err != nil {
 		return zero, err

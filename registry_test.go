@@ -32,6 +32,7 @@ func TestResolutionOrder(t *testing.T) {
 		LongWindow:       600,             // built-in
 		QueueSize:        4,               // built-in
 		BackoffRatio:     0.8,             // named config
+		ProbeMultiplier:  30,              // built-in
 		DropOn:           []error{r4c.ErrCallTimeout, r4c.ErrBulkheadFull},
 		Enabled:          r4c.On,
 		Config:           "backend",
@@ -161,7 +162,7 @@ func TestConfigurationErrors(t *testing.T) {
 		{name: "window too short", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{Window: time.Microsecond}},
 			code: "R4C-ATR-009", parts: []string{"window = 1µs"}},
 		{name: "unknown algorithm", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{Algorithm: 9}},
-			code: "R4C-REG-001", parts: []string{"algorithm = LimitAlgorithm(9)", "gradient2 or aimd"}},
+			code: "R4C-REG-001", parts: []string{"algorithm = LimitAlgorithm(9)", "gradient2, aimd"}},
 		{name: "negative queue", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{QueueSize: -2}},
 			code: "R4C-REG-001", parts: []string{"queueSize = -2"}},
 		{name: "nil in DropOn", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{DropOn: []error{nil}}},

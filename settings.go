@@ -18,8 +18,13 @@ type policySpec[C any] struct {
 	kind     string // as in metric labels: "adaptivelimit"
 	goType   string // "r4c.AdaptiveLimitConfig", for the reference
 	settings []setting[C]
-	defaults C                // every setting set
+	// defaults holds the built-in defaults: every setting set but those with a defaultDoc, whose
+	// default depends on other settings (complete fills them in) or is "unset".
+	defaults C
 	named    func(*C) *string // the Config field: the named configuration to start from
+	// complete fills in, once every layer is merged, the settings whose built-in default depends
+	// on other settings (nil when there are none).
+	complete func(c *C)
 	// relate checks the relations between the settings of a resolved configuration (nil when
 	// there are none).
 	relate func(c *C, scope string) error
@@ -44,6 +49,14 @@ type setting[C any] struct {
 	parse func(c *C, text string) (code, want string, ok bool)
 	// example is a valid value other than the default, as configuration text (docs and tests).
 	example string
+	// defaultDoc describes the built-in default of a setting that defaults does not set, because
+	// it depends on other settings or means "unset" ("0.2 (1.0 under vegas)"); "" for the others.
+	defaultDoc string
+}
+
+func (s setting[C]) defaultIs(doc string) setting[C] {
+	s.defaultDoc = doc
+	return s
 }
 
 func (s setting[C]) eg(example string) setting[C] {
@@ -67,6 +80,15 @@ func (p *policySpec[C]) merge(base, over C) C {
 		*p.named(&base) = n
 	}
 	return base
+}
+
+// resolved completes c, merged from every layer over the built-in defaults, with the defaults
+// that depend on other settings.
+func (p *policySpec[C]) resolved(c C) C {
+	if p.complete != nil {
+		p.complete(&c)
+	}
+	return c
 }
 
 // checkFields validates every setting set in c, on its own. scope names where c comes from
