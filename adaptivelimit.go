@@ -54,6 +54,9 @@ type AdaptiveLimitHandle struct {
 	spillSum      int64 // samples moved out of the packed word, still in the current window
 	spillCount    int64
 	spillDrop     bool
+	spillDrops    int64
+	windowStart   int64 // Nanotime at which the current window started
+	rejectedStart int64 // rejected when the current window started
 	windows       int64
 	windowLatency time.Duration
 	windowSamples int64
@@ -99,7 +102,8 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 	}
 	l.limit.Store(int64(cfg.InitialLimit))
 	if l.enabled {
-		l.windowEnd.Store(l.nanotime() + l.windowNanos)
+		l.windowStart = l.nanotime()
+		l.windowEnd.Store(l.windowStart + l.windowNanos)
 	}
 	return l
 }
@@ -213,7 +217,10 @@ func (l *AdaptiveLimitHandle) recordLocked(lat int64, drop bool) {
 	l.mu.Lock()
 	l.spillSum += lat
 	l.spillCount++
-	l.spillDrop = l.spillDrop || drop
+	if drop {
+		l.spillDrop = true
+		l.spillDrops++
+	}
 	l.mu.Unlock()
 }
 
@@ -246,12 +253,16 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	if avg < 1 {
 		avg = 1 // a manual clock can measure 0ns, and Gradient2 divides by the latency
 	}
-	summary := WindowSummary{AvgLatency: time.Duration(avg), MaxInFlight: int(l.maxInFlight.Load()), Dropped: l.spillDrop}
+	rejected := l.rejected.Load()
+	summary := WindowSummary{AvgLatency: time.Duration(avg), MaxInFlight: int(l.maxInFlight.Load()), Dropped: l.spillDrop,
+		Samples: int(count), Drops: int(l.spillDrops), Rejected: int(rejected - l.rejectedStart),
+		Duration: time.Duration(now - l.windowStart), End: l.clock.Now()}
 	old := l.limit.Load()
 	limit := int64(l.alg.Update(summary))
 	l.limit.Store(limit)
 	l.maxInFlight.Store(l.inFlight.Load())
-	l.spillSum, l.spillCount, l.spillDrop = 0, 0, false
+	l.spillSum, l.spillCount, l.spillDrop, l.spillDrops = 0, 0, false, 0
+	l.windowStart, l.rejectedStart = now, rejected
 	l.windowEnd.Store(now + l.windowNanos)
 	l.windows++
 	l.windowLatency = summary.AvgLatency

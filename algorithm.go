@@ -13,6 +13,20 @@ type WindowSummary struct {
 	MaxInFlight int
 	// Dropped reports whether any sample of the window was a drop (a failure in DropOn).
 	Dropped bool
+
+	// The fields below are filled by the engine for algorithms that need more than the three
+	// above (Knee); Gradient2, AIMD and Vegas read only those three.
+
+	// Samples is the number of samples of the window, drops included.
+	Samples int
+	// Drops is the number of samples that were drops.
+	Drops int
+	// Rejected is the number of calls the limit rejected during the window.
+	Rejected int
+	// Duration is how long the window lasted, from its start to the call that ended it.
+	Duration time.Duration
+	// End is the wall time (the registry clock's Now) at which the window ended.
+	End time.Time
 }
 
 // AdaptiveAlgorithm computes a concurrency limit from one window at a time. The engine calls
@@ -55,6 +69,7 @@ var algorithms = [...]algorithmInfo{
 	Gradient2: {name: "gradient2", smoothing: 0.2, build: newGradient2},
 	AIMD:      {name: "aimd", smoothing: 0.2, build: newAIMD}, // AIMD does not smooth
 	Vegas:     {name: "vegas", smoothing: 1.0, build: newVegas},
+	Knee:      {name: "knee", smoothing: 0.2, build: newKnee}, // Knee does not smooth
 }
 
 // newAlgorithm builds the algorithm of a resolved, valid configuration.

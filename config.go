@@ -33,6 +33,9 @@ const (
 	// Vegas estimates the queue from the window's latency over the lowest latency seen (the
 	// no-load latency), grows the limit while the queue is short and lowers it when it is long.
 	Vegas
+	// Knee seeks the knee of the dependency: the smallest concurrency at which it delivers its
+	// full throughput, measured from how latency responds to concurrency (KneeAlgorithm).
+	Knee
 )
 
 // defaultAlgorithm is the built-in default of AdaptiveLimitConfig.Algorithm.

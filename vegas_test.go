@@ -358,7 +358,7 @@ func TestVegasDirective(t *testing.T) {
 		{"//r4c:adaptivelimit alpha=6 beta=3", "R4C-ATR-009", 20, "alpha and beta out of order: alpha=6 is above beta=3"},
 		{"//r4c:adaptivelimit alpha=0", "R4C-ATR-002", 26, "alpha=0 is invalid: want at least 1"},
 		{"//r4c:adaptivelimit probeMultiplier=x", "R4C-ATR-002", 36, "an integer"},
-		{"//r4c:adaptivelimit algorithm=vega", "R4C-ATR-002", 30, "gradient2, aimd or vegas"},
+		{"//r4c:adaptivelimit algorithm=vega", "R4C-ATR-002", 30, "gradient2, aimd, vegas or knee"},
 	} {
 		_, err := r4c.ParseDirective(tc.text)
 		var de *r4c.DirectiveError

@@ -1,0 +1,213 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// The band in which a limit counts as settled at the knee, as a multiple of it.
+const (
+	SettleLow  = 0.8
+	SettleHigh = 1.5
+)
+
+// Result is what a run measured.
+type Result struct {
+	Scenario *Scenario
+	// Ticks are the limits read every Scenario.Tick.
+	Ticks  []Tick
+	Phases []PhaseResult
+	end    int64
+	table  *spreadTable
+}
+
+// Tick is a reading of the limits.
+type Tick struct {
+	At       time.Duration
+	Phase    int
+	Capacity int   // the knee
+	Limits   []int // per replica
+	Sum      int   // of Limits
+	Load     int   // calls the dependency holds
+}
+
+// PhaseResult is what happened during one phase.
+type PhaseResult struct {
+	Phase      Phase
+	Start, End time.Duration
+	// Counts of calls: offered to the limiters, rejected by them, admitted, answered in time
+	// (Succeeded) and timed out.
+	Offered, Rejected, Admitted, Succeeded, TimedOut int
+	// PerReplica counts the successful calls of each replica.
+	PerReplica []int
+	// Overloaded reports whether the load offered was above what the dependency can serve.
+	Overloaded bool
+	// Best is the most successful calls the phase allows: its offered load or the dependency's
+	// capacity, whichever is less, less the calls whose own work exceeds the timeout.
+	Best float64
+	// Goodput is Succeeded/Best.
+	Goodput float64
+	// MeanService is the mean work of a call over the phase.
+	MeanService time.Duration
+	// Latencies of the successful calls.
+	MeanLatency, P99Latency time.Duration
+	// Settled is the sum of the limits over the knee, averaged over the second half of the
+	// phase; ReplicaLimits are each replica's mean limit over the same time.
+	Settled       float64
+	ReplicaLimits []float64
+	// Jain is Jain's fairness index of ReplicaLimits (1 is perfectly fair).
+	Jain float64
+	// SettleTime is when, from the start of the phase, the sum of the limits entered
+	// [SettleLow, SettleHigh] times the knee for the rest of the phase; -1 if it did not.
+	SettleTime time.Duration
+
+	latencies []int64
+}
+
+type outcomeKind uint8
+
+const (
+	outcomeSuccess outcomeKind = iota
+	outcomeTimeout
+	outcomeRejected
+)
+
+func newResult(sc *Scenario) *Result {
+	r := &Result{Scenario: sc, table: newSpreadTable(sc.Spread, sc.Seed)}
+	var at int64
+	for _, p := range sc.Phases {
+		pr := PhaseResult{Phase: p, Start: time.Duration(at), End: time.Duration(at + int64(p.Duration)),
+			PerReplica: make([]int, max(1, sc.Replicas))}
+		at += int64(p.Duration)
+		r.Phases = append(r.Phases, pr)
+	}
+	r.end = at
+	return r
+}
+
+func (p *PhaseResult) record(replica int, o outcomeKind, lat int64) {
+	p.Offered++
+	switch o {
+	case outcomeRejected:
+		p.Rejected++
+		return
+	case outcomeSuccess:
+		p.Succeeded++
+		p.PerReplica[replica]++
+		p.latencies = append(p.latencies, lat)
+	case outcomeTimeout:
+		p.TimedOut++
+	}
+	p.Admitted++
+}
+
+func (r *Result) tick(s *Sim) {
+	t := Tick{At: time.Duration(s.now), Phase: s.phase, Capacity: s.sc.Phases[s.phase].Capacity,
+		Limits: make([]int, len(s.limiters)), Load: s.dep.load()}
+	for i, l := range s.limiters {
+		t.Limits[i] = l.Limit()
+		t.Sum += t.Limits[i]
+	}
+	r.Ticks = append(r.Ticks, t)
+}
+
+// finish computes each phase's figures.
+func (r *Result) finish(s *Sim) {
+	sc := r.Scenario
+	for i := range r.Phases {
+		p := &r.Phases[i]
+		// Offered counts answers and rejections; an admitted call is counted when it ends.
+		p.Offered = p.Succeeded + p.TimedOut + p.Rejected
+		r.best(p)
+		if p.Best > 0 {
+			p.Goodput = float64(p.Succeeded) / p.Best
+		}
+		if n := len(p.latencies); n > 0 {
+			slices.Sort(p.latencies)
+			var sum float64
+			for _, l := range p.latencies {
+				sum += float64(l)
+			}
+			p.MeanLatency = time.Duration(sum / float64(n))
+			p.P99Latency = time.Duration(p.latencies[min(n-1, int(math.Ceil(0.99*float64(n)))-1)])
+			p.latencies = nil
+		}
+		r.settle(p, i)
+	}
+	_ = sc
+}
+
+// best integrates, over the phase in steps of a tick, the most successful calls a second the
+// dependency allows: the load offered (open loop: the rate; closed loop: what the clients ask
+// when every call takes its mean work) or the capacity, whichever is less, times the share of
+// calls whose own work fits in the timeout.
+func (r *Result) best(p *PhaseResult) {
+	sc := r.Scenario
+	ph := p.Phase
+	step := int64(sc.Tick)
+	var best, service, demand, capacity float64
+	n := 0
+	for t := int64(0); t < int64(ph.Duration); t += step {
+		dt := float64(min(step, int64(ph.Duration)-t)) / float64(time.Second)
+		s := ph.service(t + step/2)
+		ok, work := r.table.under(s, float64(sc.Timeout), sc.KeepWork)
+		rate := ph.Rate
+		if ph.Clients > 0 {
+			rate += float64(ph.Clients) / ((float64(ph.Think) + work) / float64(time.Second))
+		}
+		cap := float64(ph.Capacity) / (work / float64(time.Second))
+		best += ok * min(rate, cap) * dt
+		service += s
+		demand += rate * dt
+		capacity += cap * dt
+		n++
+	}
+	p.Best = best
+	p.MeanService = time.Duration(service / float64(n))
+	p.Overloaded = demand > capacity
+}
+
+// settle computes the settled limits and the settle time of phase i from the ticks.
+func (r *Result) settle(p *PhaseResult, i int) {
+	var ticks []Tick
+	for _, t := range r.Ticks {
+		if t.Phase == i {
+			ticks = append(ticks, t)
+		}
+	}
+	if len(ticks) == 0 {
+		return
+	}
+	half := ticks[len(ticks)/2:]
+	replicas := len(half[0].Limits)
+	p.ReplicaLimits = make([]float64, replicas)
+	var sum float64
+	for _, t := range half {
+		sum += float64(t.Sum)
+		for k, l := range t.Limits {
+			p.ReplicaLimits[k] += float64(l)
+		}
+	}
+	p.Settled = sum / float64(len(half)) / float64(p.Phase.Capacity)
+	var s1, s2 float64
+	for k := range p.ReplicaLimits {
+		p.ReplicaLimits[k] /= float64(len(half))
+		s1 += p.ReplicaLimits[k]
+		s2 += p.ReplicaLimits[k] * p.ReplicaLimits[k]
+	}
+	if s2 > 0 {
+		p.Jain = s1 * s1 / (float64(replicas) * s2)
+	}
+	p.SettleTime = -1
+	for k := len(ticks) - 1; k >= 0; k-- {
+		x := float64(ticks[k].Sum) / float64(p.Phase.Capacity)
+		if x < SettleLow || x > SettleHigh {
+			if k < len(ticks)-1 {
+				p.SettleTime = ticks[k+1].At - p.Start
+			}
+			return
+		}
+	}
+	p.SettleTime = 0
+}

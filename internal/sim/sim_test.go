@@ -1,0 +1,36 @@
+package sim
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// A fixed limit at the knee in front of a saturated dependency: the dependency completes
+// capacity/service calls a second, each in its service time; above the knee the excess queues.
+func TestDependencyModels(t *testing.T) {
+	for _, m := range []Model{PS, FIFO} {
+		for _, limit := range []int{10, 20} {
+			sc := Scenario{Model: m, Seed: 1, Phases: []Phase{{Duration: 20 * time.Second, Capacity: 10, Service: 100 * time.Millisecond, Rate: 30000}}}
+			res, err := Run(sc, FixedLimit(limit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := res.Phases[0]
+			rate := float64(p.Succeeded) / 20
+			if math.Abs(rate-100) > 2 {
+				t.Errorf("%v limit %d: %.1f calls/s, want 100", m, limit, rate)
+			}
+			wantLat := 100 * time.Millisecond * time.Duration(limit) / 10
+			if d := p.MeanLatency - wantLat; d < -time.Millisecond || d > time.Millisecond {
+				t.Errorf("%v limit %d: mean latency %v, want %v", m, limit, p.MeanLatency, wantLat)
+			}
+			if math.Abs(p.Goodput-1) > 0.02 || !p.Overloaded {
+				t.Errorf("%v limit %d: goodput %.3f overloaded %v", m, limit, p.Goodput, p.Overloaded)
+			}
+			if p.Settled != float64(limit)/10 {
+				t.Errorf("settled %v", p.Settled)
+			}
+		}
+	}
+}
