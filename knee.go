@@ -42,7 +42,6 @@ type KneeAlgorithm struct {
 	drainOf   float64 // the estimate a drain window lowered; 0 when not draining
 	drainNext bool    // the next window is a drain
 	windows   int64   // windows since the last drain
-	id        int
 	calm      float64 // the average latency over base of recent windows
 	ceil      float64 // the limit at which a queue was last seen; 0: none
 }
