@@ -50,7 +50,11 @@ type AdaptiveLimitHandle struct {
 
 	mu sync.Mutex
 	// Guarded by mu.
-	alg           AdaptiveAlgorithm
+	alg AdaptiveAlgorithm
+	// guard is alg when it is Gradient2 with DropGuard on, else nil: windows with a significant
+	// share of drops go to guard.overloaded instead of Update (see dropGuarded).
+	guard         *Gradient2Algorithm
+	guarded       int64 // windows that went to guard.overloaded
 	spillSum      int64 // samples moved out of the packed word, still in the current window
 	spillCount    int64
 	spillDrop     bool
@@ -96,6 +100,9 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		minSamples:  int64(cfg.MinWindowSamples),
 		reg:         reg,
 		alg:         cfg.newAlgorithm(),
+	}
+	if g, ok := l.alg.(*Gradient2Algorithm); ok && cfg.DropGuard != Off {
+		l.guard = g
 	}
 	if cfg.MaxLimit <= maxPackedLimit {
 		l.lockedAbove = (1 << 43) / int64(cfg.MaxLimit)
@@ -258,7 +265,13 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 		Samples: int(count), Drops: int(l.spillDrops), Rejected: int(rejected - l.rejectedStart),
 		Duration: time.Duration(now - l.windowStart), End: l.clock.Now()}
 	old := l.limit.Load()
-	limit := int64(l.alg.Update(summary))
+	var limit int64
+	if l.guard != nil && dropGuarded(count, l.spillDrops) {
+		limit = int64(l.guard.overloaded(summary))
+		l.guarded++
+	} else {
+		limit = int64(l.alg.Update(summary))
+	}
 	l.limit.Store(limit)
 	l.maxInFlight.Store(l.inFlight.Load())
 	l.spillSum, l.spillCount, l.spillDrop, l.spillDrops = 0, 0, false, 0
@@ -274,6 +287,24 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	if limit != old && l.reg.observed {
 		l.reg.publish(Event{Type: EventLimitChanged, Kind: KindAdaptiveLimit, Instance: l.id, OldLimit: int(old), Limit: int(limit)})
 	}
+}
+
+// dropGuardShare sets the drop guard's threshold: a window is overloaded for Gradient2 when
+// more than one sample in dropGuardShare is a drop (see dropGuarded).
+const dropGuardShare = 10
+
+// dropGuarded reports whether a window of samples samples, drops of them drops, is overloaded
+// for Gradient2's drop guard (AdaptiveLimitConfig.DropGuard): more than one sample in ten is a
+// drop. The threshold sits above the drops a tail latency alone produces (a timeout at the
+// 95th percentile of latency times out 5% of calls at no load), with room for the binomial
+// noise of a window of a few hundred samples, and below the share at which Gradient2's
+// long-term latency starts learning timeouts. In the quality bench's simulator, a lower one
+// (one in twenty) held the limit at 0.3 times the knee under lognormal latencies whose timeout
+// cuts 5.4% of calls even without load; a higher one (one in five) let the limit drift to
+// where a fifth of the calls time out. A single drop in a window of the default minimum of ten
+// samples is not enough. See docs/adaptive-limit.md, "the drop guard".
+func dropGuarded(samples, drops int64) bool {
+	return drops*dropGuardShare > samples
 }
 
 // The adaptive limit as a pipeline gate: a slot and the start time of the call.
@@ -320,6 +351,10 @@ type AdaptiveLimitSnapshot struct {
 	LimitChanges int64
 	// Estimate is the algorithm's unrounded estimate (Gradient2, Vegas); equal to Limit for AIMD.
 	Estimate float64
+	// GuardedWindows counts the windows that Gradient2's drop guard (AdaptiveLimitConfig.DropGuard)
+	// judged overloaded: they lowered the limit as if the gradient were at its floor and stayed
+	// out of the long-term latency. Always 0 for the other algorithms and with DropGuard off.
+	GuardedWindows int64
 }
 
 func (l *AdaptiveLimitHandle) snapshotAny() any { return l.Snapshot() }
@@ -334,7 +369,7 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		MinLimit: l.cfg.MinLimit, MaxLimit: l.cfg.MaxLimit,
 		Windows: l.windows, WindowLatency: l.windowLatency, WindowSamples: l.windowSamples,
 		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges,
-		Estimate: float64(l.limit.Load()),
+		Estimate: float64(l.limit.Load()), GuardedWindows: l.guarded,
 	}
 	if e, ok := l.alg.(estimator); ok {
 		s.Estimate = e.Estimate()

@@ -15,7 +15,8 @@ type WindowSummary struct {
 	Dropped bool
 
 	// The fields below are filled by the engine for algorithms that need more than the three
-	// above (Knee); Gradient2, AIMD and Vegas read only those three.
+	// above (Knee); Gradient2, AIMD and Vegas read only those three. The engine itself reads
+	// Samples and Drops for Gradient2's drop guard (AdaptiveLimitConfig.DropGuard).
 
 	// Samples is the number of samples of the window, drops included.
 	Samples int
@@ -94,7 +95,12 @@ func newAIMD(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 //
 // It compares each window's latency with a long-term exponential average and grows the limit
 // by about Smoothing*QueueSize a window while latency stays within RTTTolerance of the average,
-// and lowers it in proportion (at most by half) when latency exceeds that.
+// and lowers it in proportion (at most by half) when latency exceeds that. Like Netflix's, its
+// Update ignores drops. An adaptive limit adds a drop guard around it (AdaptiveLimitConfig.DropGuard,
+// on by default): a window in which more than one sample in ten was a drop lowers the limit as
+// Update does when the gradient is at its floor of 0.5, and stays out of the long-term average,
+// so that the latency of timed-out calls never becomes normal. Update, as called on its own
+// (NewAdaptiveAlgorithm), has no guard.
 type Gradient2Algorithm struct {
 	est                  float64 // the estimate; the limit is its truncation
 	min, max             float64
@@ -122,16 +128,34 @@ func (g *Gradient2Algorithm) Update(w WindowSummary) int {
 		// gradient below still uses the average from before this decay, as Java does.
 		g.long = float64(g.long * 0.95)
 	}
-	if float64(w.MaxInFlight) < g.est/2 {
+	return g.step(w.MaxInFlight, max(gradientFloor, min(1.0, (g.tolerance*long)/short)))
+}
+
+// gradientFloor is the lowest gradient Gradient2 applies: at most half the limit at once.
+const gradientFloor = 0.5
+
+// step moves the estimate by gradient, unless fewer than half of the slots were in use: the
+// tail of Update, shared with overloaded so that both round exactly alike.
+func (g *Gradient2Algorithm) step(maxInFlight int, gradient float64) int {
+	if float64(maxInFlight) < g.est/2 {
 		// App-limited: latency says nothing about the limit when most slots are idle.
 		return int(g.est)
 	}
-	gradient := max(0.5, min(1.0, (g.tolerance*long)/short))
 	n := float64(g.est*gradient) + g.queue
 	n = float64(g.est*(1-g.smoothing)) + float64(n*g.smoothing)
 	n = max(g.min, min(g.max, n))
 	g.est = n
 	return int(n)
+}
+
+// overloaded applies a window that the engine's drop guard judged overloaded (a significant
+// share of its samples were drops, see dropGuarded): exactly what Update computes when the
+// gradient is at its floor of 0.5, the app-limited rule included, but without touching the
+// long-term average. The window's latency is left out of it, so that the latency of calls
+// cut short by a timeout never becomes "normal"; the faster decay after an overload, which
+// compares the window's latency with that average, is left out with it.
+func (g *Gradient2Algorithm) overloaded(w WindowSummary) int {
+	return g.step(w.MaxInFlight, gradientFloor)
 }
 
 func (g *Gradient2Algorithm) addLong(x float64) float64 {

@@ -109,14 +109,15 @@ func formatDecimal(v float64) string {
 }
 
 // Toggle is an on/off setting whose zero value means "not set here", so that a later layer of
-// configuration can both disable and re-enable a policy.
+// configuration can both disable and re-enable a policy (Enabled) or a feature of one
+// (AdaptiveLimitConfig.DropGuard).
 type Toggle uint8
 
 // The values of a Toggle.
 const (
-	// On enables the policy (the default).
+	// On enables the policy or the feature (the default of every Toggle setting).
 	On Toggle = iota + 1
-	// Off disables the policy: every call passes and nothing is measured.
+	// Off disables it. A policy turned off lets every call pass and measures nothing.
 	Off
 )
 
@@ -183,6 +184,12 @@ type AdaptiveLimitConfig struct {
 	// ErrCallTimeout, ErrBulkheadFull. Setting it replaces the default list; a non-nil empty
 	// slice means no failure is a drop.
 	DropOn []error
+	// DropGuard (Gradient2 only; default On) keeps a timeout inside the limit from teaching
+	// Gradient2 that overload is normal: a window in which more than one sample in ten is a drop
+	// lowers the limit as Gradient2 does with its gradient at the floor (0.5), and stays out of
+	// the long-term latency. Off feeds every window to Gradient2's Update, as Netflix's library
+	// does. AIMD, Vegas and Knee ignore it.
+	DropGuard Toggle
 	// Enabled turns the limit Off (every call passes, nothing is measured) or back On.
 	Enabled Toggle
 	// Config names a configuration registered with WithConfig to start from.
@@ -232,6 +239,7 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 		BackoffRatio:     0.9,
 		ProbeMultiplier:  30,
 		DropOn:           []error{ErrCallTimeout, ErrBulkheadFull},
+		DropGuard:        On,
 		Enabled:          On,
 	},
 	settings: adaptiveLimitSettings,
@@ -314,6 +322,8 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		describe("Vegas: the no-load latency is measured again about every jitter x probeMultiplier x limit windows, with a deterministic jitter in [0.5, 1)."),
 	errorsSetting("dropOn", "a list of errors, matched with errors.Is; no nil entries",
 		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).eg("r4c.ErrCallTimeout,net.ErrClosed").describe("The failures that are drops (overload signals); setting it replaces the default list."),
+	boolSetting("dropGuard", func(c *AdaptiveLimitConfig) *Toggle { return &c.DropGuard },
+		"Gradient2 only: a window in which more than one sample in ten is a drop lowers the limit as if the gradient were at its floor (0.5) and stays out of the long-term latency, so that timeouts never become normal; false is Netflix's Gradient2 end to end."),
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
 		"false disables the limit: every call passes and nothing is measured."),
 }

@@ -91,7 +91,7 @@ configuration cannot name another one.
 
 In Go code a zero field means "not set here". Settings whose zero is meaningful have a sentinel
 for an explicit zero: ` + "`QueueSize: r4c.NoQueue`" + `, ` + "`MaxWait: r4c.NoWait`" + `,
-` + "`Jitter: r4c.NoJitter`" + `; an error list set to a non-nil empty slice means "none"; ` + "`Enabled`" + ` takes
+` + "`Jitter: r4c.NoJitter`" + `; an error list set to a non-nil empty slice means "none"; ` + "`Enabled`" + ` and ` + "`DropGuard`" + ` take
 ` + "`r4c.On`" + ` or ` + "`r4c.Off`" + `. In external configuration, write ` + "`0`" + ` and an empty value.
 
 ## External configuration

@@ -34,6 +34,7 @@ func TestResolutionOrder(t *testing.T) {
 		BackoffRatio:     0.8,             // named config
 		ProbeMultiplier:  30,              // built-in
 		DropOn:           []error{r4c.ErrCallTimeout, r4c.ErrBulkheadFull},
+		DropGuard:        r4c.On, // built-in
 		Enabled:          r4c.On,
 		Config:           "backend",
 	}

@@ -232,7 +232,13 @@ func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
 	}
 }
 
+// toggleSetting is the "enabled" setting of a policy.
 func toggleSetting[C any](f func(*C) *Toggle, doc string) setting[C] {
+	return boolSetting("enabled", f, doc)
+}
+
+// boolSetting is an on/off setting held in a Toggle, true or false in configuration text.
+func boolSetting[C any](key string, f func(*C) *Toggle, doc string) setting[C] {
 	return setting[C]{
 		example: "false",
 		parse: func(c *C, text string) (string, string, bool) {
@@ -243,7 +249,7 @@ func toggleSetting[C any](f func(*C) *Toggle, doc string) setting[C] {
 			}
 			return CodeInvalidValue, "true or false", err == nil
 		},
-		key: "enabled", valid: "true or false", doc: doc,
+		key: key, valid: "true or false", doc: doc,
 		format: func(c *C) string { return f(c).String() },
 		isSet:  func(c *C) bool { return *f(c) != 0 },
 		copy:   func(d, s *C) { *f(d) = *f(s) },
