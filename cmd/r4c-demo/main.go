@@ -1,4 +1,6 @@
-// Command r4c-demo shows an adaptive limit following a dependency whose capacity changes.
+// Command r4c-demo shows adaptive limits following a dependency whose capacity changes: by
+// default Knee beside Gradient2 (the library's default algorithm), or any of the library's
+// algorithms side by side.
 //
 // It simulates minutes of traffic in about a second of real time: every run uses an
 // r4ctest.ManualClock, and the simulator advances it from one event to the next.
@@ -18,25 +20,48 @@
 // the capacity, so the limit, not the load, decides how many calls run at once; the excess is
 // rejected.
 //
-// Two limits take the same traffic, each in its own registry on its own clock, in front of its
-// own copy of the dependency:
+// # The algorithms
 //
-//   - Gradient2 (the default algorithm) sees only latency: it grows while a window's mean
-//     latency stays within RTTTolerance (1.5) times its long-term average, and shrinks when calls
-//     queue. With that tolerance it settles where calls queue a little: around 1.5-2x the
-//     capacity in this model, with the latency up by as much.
-//   - AIMD ignores latency and reacts only to drops. Its calls time out after 75 ms (1.5x the
-//     base latency): a call that would take longer ends at the timeout, leaving the dependency,
-//     with an error wrapping r4c.ErrCallTimeout, which is a drop by default. The library has no
-//     Timeout policy yet, so the timeout is simulated inside the dependency call; once there is
-//     one, it belongs in the pipeline instead. AIMD settles just under the concurrency at which
-//     calls start to time out, a sawtooth around 1.2-1.3x the capacity.
+// Each algorithm chosen with -algorithm runs its own limit on the same traffic, in its own
+// registry on its own clock, in front of its own copy of the dependency. Every limit starts at
+// 20 and may go up to 200. All but Gradient2 have a timeout inside the limit, as the library
+// recommends: calls time out after 75 ms (1.5x the base latency), a call that would take longer
+// ending at the timeout, leaving the dependency, with an error wrapping r4c.ErrCallTimeout, which
+// is a drop by default. The timeout is simulated inside the dependency call, not with the
+// library's Timeout policy: that policy runs each call in a goroutine of its own, and the
+// simulation must run in one goroutine to stay deterministic. It sits where the policy would
+// (the canonical order puts Timeout inside AdaptiveLimit), and fails with the same kind of error.
 //
-// Both limits start at 20, may go up to 200, and use windows of 100 ms: ten recomputations of the
-// limit a simulated second, so that each phase gives them hundreds of windows. Gradient2's
-// LongWindow is raised in proportion (6000 windows, ten minutes as with the defaults' 600 windows
-// of 1 s), or its long-term average would learn the queueing latency within a phase and let the
-// limit drift up. All other settings are the defaults.
+// With the default pattern (the summary's settled limits, over each phase's second half):
+//
+//   - Gradient2 sees only latency, and has no timeout: it grows while a window's mean latency
+//     stays within RTTTolerance (1.5) times its long-term average, and shrinks when calls queue.
+//     With that tolerance it settles where calls queue a little: about 1.7-2.3x the capacity in
+//     this model, with the latency up by as much.
+//   - AIMD ignores latency and reacts only to drops, here the timeouts. It settles just under
+//     the concurrency at which calls start to time out, a sawtooth around 1.2-1.3x the capacity.
+//   - Vegas estimates the queue from the window's latency over the lowest it has seen, and holds
+//     it between 3 and 6 calls (below a limit of 100): a few calls above the capacity (44 at 40,
+//     63 at 60, 13 at 10, the latency up by 4% to 30%). When the capacity falls from 40 to 10,
+//     every call times out, and a window with a drop lowers the limit by log10(limit), 1: with
+//     windows of 1 s it takes about 30 s to come down, nearly every call timing out meanwhile.
+//   - Knee seeks the smallest concurrency at which the dependency delivers its full throughput:
+//     it settles at about the capacity (1.03-1.07x, the latency within 10% of the base), cuts
+//     the limit in proportion to the timeouts when the capacity falls (down in about 2 s), and
+//     climbs back within seconds when it rises. Every 10 s it lowers its limit by 15% for one window, to
+//     measure the latency without load (a drain): a dip of one second in the table and the
+//     chart. With -every a multiple of 10 the table shows only those seconds.
+//
+// Windows. Gradient2 and AIMD use windows of 100 ms: ten recomputations of the limit a simulated
+// second, so that each phase gives them hundreds of windows (AIMD, for one, grows by one a
+// window). Gradient2's LongWindow is raised in proportion (6000 windows, ten minutes as with the
+// defaults' 600 windows of 1 s), or its long-term average would learn the queueing latency
+// within a phase and let the limit drift up. Knee and Vegas use the library's defaults, windows
+// of 1 s: Knee is designed for them (it plans its drains in windows, on a grid of the wall
+// clock), and Vegas is shown as it is configured out of the box. With windows of 100 ms Vegas
+// comes down in about 3 s, but windows of 20 calls at capacity 10 are noisy: it then swings
+// between 12 and 18 with about half of the calls timing out, no better in all. All other
+// settings are the defaults. The output's first lines give each algorithm's settings.
 //
 // Calls go through r4c.Pipeline.ExecuteAsync: the dependency returns an r4c.Future that the
 // simulator completes when the call's time comes, which releases the slot and records the sample
@@ -45,12 +70,17 @@
 // # Usage
 //
 //	go run ./cmd/r4c-demo [-pattern 40:60s,10:60s,60:60s] [-duration 180s]
-//	    [-algorithm both|gradient2|aimd] [-every N] [-quiet] [-seed N]
+//	    [-algorithm knee,gradient2] [-every N] [-quiet] [-seed N]
 //
-// It prints a line per simulated second (the capacity, then for each limit: the limit and the
-// calls in flight at the end of the second, the mean latency of the calls that ended during it,
-// timeouts included, and its rejections and timeouts), a chart of the capacity and the limits
-// over time, and a summary per phase: mean limits and the throughput achieved.
+// -algorithm takes gradient2, aimd, vegas or knee, a comma-separated list of them (run and shown
+// in that order), all (the four), or both (gradient2 and aimd, the demo's former default).
+//
+// It prints each algorithm's settings, a line per simulated second (the capacity, then for each
+// limit: the limit and the calls in flight at the end of the second, the mean latency of the
+// calls that ended during it, timeouts included, and its rejections and, with a timeout, its
+// timeouts), a chart of the capacity and the limits over time (each algorithm marked by its
+// initial: G, A, V, K), and a summary per phase: mean limits, the throughput achieved and the
+// latency.
 package main
 
 import (
@@ -59,6 +89,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -108,7 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	pattern := fs.String("pattern", DefaultPattern, "the dependency's capacity over time: capacity:duration pairs; the last one repeats")
 	duration := fs.String("duration", "", "simulated time, in whole seconds (default: the pattern's length)")
-	algorithm := fs.String("algorithm", "both", "gradient2, aimd or both")
+	algorithm := fs.String("algorithm", DefaultAlgorithms, "the algorithms to run: "+algorithmChoices())
 	every := fs.Int("every", 1, "print every Nth second")
 	quiet := fs.Bool("quiet", false, "print only the chart and the summary")
 	seed := fs.Uint64("seed", 1, "seed of the latency jitter")
@@ -138,15 +169,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 		o.seconds = int(d / time.Second)
 	}
-	switch strings.ToLower(*algorithm) {
-	case "both":
-		o.algorithms = []r4c.LimitAlgorithm{r4c.Gradient2, r4c.AIMD}
-	case "gradient2":
-		o.algorithms = []r4c.LimitAlgorithm{r4c.Gradient2}
-	case "aimd":
-		o.algorithms = []r4c.LimitAlgorithm{r4c.AIMD}
-	default:
-		return options{}, fmt.Errorf("-algorithm %q: want gradient2, aimd or both", *algorithm)
+	if o.algorithms, err = parseAlgorithms(*algorithm); err != nil {
+		return options{}, fmt.Errorf("-algorithm %q: %v", *algorithm, err)
 	}
 	if *every < 1 {
 		return options{}, fmt.Errorf("-every %d: want at least 1", *every)
@@ -156,6 +180,65 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	o.seed = *seed
 	return o, nil
+}
+
+// DefaultAlgorithms is the default of -algorithm: the newest algorithm beside the library's default.
+const DefaultAlgorithms = "knee,gradient2"
+
+// allAlgorithms returns every algorithm of the library, in the order of their constants. It reads
+// their names from String, which formats an unknown value as "LimitAlgorithm(N)", so that an
+// algorithm added to the library is picked up here.
+func allAlgorithms() []r4c.LimitAlgorithm {
+	var all []r4c.LimitAlgorithm
+	for a := r4c.LimitAlgorithm(1); a != 0; a++ {
+		if name := a.String(); name == "" || strings.HasPrefix(name, "LimitAlgorithm(") {
+			break
+		}
+		all = append(all, a)
+	}
+	return all
+}
+
+// algorithmChoices describes the values of -algorithm.
+func algorithmChoices() string {
+	var names []string
+	for _, a := range allAlgorithms() {
+		names = append(names, a.String())
+	}
+	return strings.Join(names, ", ") + ", a comma-separated list of them (such as " + DefaultAlgorithms +
+		"), all, or both (gradient2,aimd)"
+}
+
+// parseAlgorithms parses the value of -algorithm: "all", "both" (gradient2 and aimd, as before
+// there were more), or a comma-separated list of algorithm names, in any case. A name given twice
+// runs once.
+func parseAlgorithms(s string) ([]r4c.LimitAlgorithm, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "all":
+		return allAlgorithms(), nil
+	case "both":
+		return []r4c.LimitAlgorithm{r4c.Gradient2, r4c.AIMD}, nil
+	}
+	var algs []r4c.LimitAlgorithm
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		alg, ok := r4c.LimitAlgorithm(0), false
+		for _, a := range allAlgorithms() {
+			if strings.EqualFold(name, a.String()) {
+				alg, ok = a, true
+				break
+			}
+		}
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("empty algorithm name: want %s", algorithmChoices())
+		case !ok:
+			return nil, fmt.Errorf("unknown algorithm %q: want %s", name, algorithmChoices())
+		case !slices.Contains(algs, alg):
+			algs = append(algs, alg)
+		}
+	}
+	return algs, nil
 }
 
 // simulate runs one simulation per algorithm, in parallel: they share nothing.
@@ -176,6 +259,9 @@ func simulate(o options) ([]*Result, error) {
 func report(w io.Writer, o options, results []*Result) {
 	fmt.Fprintf(w, "pattern %s over %ds, seed %d; offered load %d calls/s, base latency %v\n",
 		o.pattern, o.seconds, o.seed, results[0].Offered, results[0].Config.Base)
+	for _, r := range results {
+		fmt.Fprintf(w, "%-10s %s\n", r.Config.Limit.Algorithm.String()+":", settings(r))
+	}
 	if o.every > 0 {
 		fmt.Fprintln(w)
 		printSeconds(w, o.every, results)
@@ -183,9 +269,12 @@ func report(w io.Writer, o options, results []*Result) {
 
 	fmt.Fprintln(w)
 	series := []Series{{Name: "capacity", Mark: '-', Values: values(results[0], func(s Second) int { return s.Capacity })}}
+	used := []byte{'-', overlapMark}
 	for _, r := range results {
 		name := r.Config.Limit.Algorithm.String()
-		series = append(series, Series{Name: name, Mark: mark(r), Values: values(r, func(s Second) int { return s.Limit })})
+		m := mark(name, used)
+		used = append(used, m)
+		series = append(series, Series{Name: name, Mark: m, Values: values(r, func(s Second) int { return s.Limit })})
 	}
 	Chart(w, 90, 15, series...)
 
@@ -193,11 +282,40 @@ func report(w io.Writer, o options, results []*Result) {
 	printSummary(w, results)
 }
 
-func mark(r *Result) byte {
-	if r.Config.Limit.Algorithm == r4c.AIMD {
-		return 'A'
+// settings describes the run's limit and timeout: "windows of 1s, limit 20 to 200, timeout 75ms".
+func settings(r *Result) string {
+	c := r.Resolved
+	text := fmt.Sprintf("windows of %v, limit from %d (%d to %d)", c.Window, c.InitialLimit, c.MinLimit, c.MaxLimit)
+	if c.Algorithm == r4c.Gradient2 {
+		text += fmt.Sprintf(", long window %d windows", c.LongWindow)
 	}
-	return 'G'
+	if r.Config.Timeout > 0 {
+		return text + fmt.Sprintf(", timeout %v (a drop)", r.Config.Timeout)
+	}
+	return text + ", no timeout"
+}
+
+// mark returns the chart mark of the algorithm name: its first letter in upper case (G, A, V, K),
+// or, if an earlier series took that one, its first letter that is still free.
+func mark(name string, used []byte) byte {
+	for i := range len(name) {
+		if m := upper(name[i]); 'A' <= m && m <= 'Z' && !slices.Contains(used, m) {
+			return m
+		}
+	}
+	for m := byte('A'); m <= 'Z'; m++ {
+		if !slices.Contains(used, m) {
+			return m
+		}
+	}
+	return '?'
+}
+
+func upper(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - 'a' + 'A'
+	}
+	return b
 }
 
 func values(r *Result, f func(Second) int) []float64 {
@@ -214,10 +332,10 @@ func printSeconds(w io.Writer, every int, results []*Result) {
 	fmt.Fprintf(&h2, "%5s %4s", "time", "cap")
 	for _, r := range results {
 		if r.Config.Timeout > 0 {
-			fmt.Fprintf(&h1, " | %-38s", r.Config.Limit.Algorithm.String()+" (timeout "+r.Config.Timeout.String()+")")
+			fmt.Fprintf(&h1, " | %-33s", r.Config.Limit.Algorithm.String()+" (timeout "+r.Config.Timeout.String()+")")
 			fmt.Fprintf(&h2, " | %5s %5s %7s %6s %6s", "limit", "infl", "lat ms", "rej/s", "tmo/s")
 		} else {
-			fmt.Fprintf(&h1, " | %-31s", r.Config.Limit.Algorithm.String())
+			fmt.Fprintf(&h1, " | %-26s", r.Config.Limit.Algorithm.String())
 			fmt.Fprintf(&h2, " | %5s %5s %7s %6s", "limit", "infl", "lat ms", "rej/s")
 		}
 	}
@@ -248,7 +366,7 @@ func printSummary(w io.Writer, results []*Result) {
 	fmt.Fprintf(&h1, "%-21s", "")
 	fmt.Fprintf(&h2, "%-9s %4s %6s", "phase", "cap", "best/s")
 	for _, r := range results {
-		fmt.Fprintf(&h1, " | %-31s", r.Config.Limit.Algorithm)
+		fmt.Fprintf(&h1, " | %-29s", r.Config.Limit.Algorithm)
 		fmt.Fprintf(&h2, " | %5s %7s %7s %7s", "limit", "settled", "calls/s", "lat ms")
 	}
 	fmt.Fprintln(w, strings.TrimRight(h1.String(), " "))

@@ -147,35 +147,40 @@ type Config struct {
 	Overload float64       // offered load as a multiple of the highest capacity's throughput
 }
 
-// Demo settings, tuned so that both algorithms visibly follow the capacity (see the package doc).
+// Demo settings, tuned so that every algorithm visibly follows the capacity (see the package doc).
 const (
 	demoBase     = 50 * time.Millisecond
 	demoJitter   = 0.1
-	demoTimeout  = 75 * time.Millisecond // AIMD only: 1.5x the base latency
+	demoTimeout  = 75 * time.Millisecond // all but Gradient2: 1.5x the base latency
 	demoOverload = 1.5
 )
 
-// DemoLimit returns the adaptive limit configuration the demo uses for alg.
+// DemoLimit returns the adaptive limit configuration the demo uses for alg: a limit from 20 up to
+// 200 (the defaults, spelled out), with windows that suit the algorithm (see the package doc).
 func DemoLimit(alg r4c.LimitAlgorithm) r4c.AdaptiveLimitConfig {
-	return r4c.AdaptiveLimitConfig{
-		Algorithm:    alg,
-		InitialLimit: 20,
-		MaxLimit:     200,
-		// Ten windows a second, so that a phase is hundreds of windows, and a long-term average
-		// over ten minutes, as with the default 600 windows of 1s.
-		Window:     100 * time.Millisecond,
-		LongWindow: 6000,
+	c := r4c.AdaptiveLimitConfig{Algorithm: alg, InitialLimit: 20, MaxLimit: 200}
+	switch alg {
+	case r4c.Gradient2, r4c.AIMD:
+		// Ten windows a second, so that a phase is hundreds of windows, and (Gradient2) a
+		// long-term average over ten minutes, as with the default 600 windows of 1s.
+		c.Window = 100 * time.Millisecond
+		c.LongWindow = 6000
+	default:
+		// Knee, Vegas and any later algorithm: the library's defaults (windows of 1s). Knee
+		// is designed for them; Vegas is shown as configured out of the box.
 	}
+	return c
 }
 
-// DemoConfig returns the demo's configuration of a run of alg over pattern: Gradient2 sees only
-// latency; AIMD sees timeouts.
+// DemoConfig returns the demo's configuration of a run of alg over pattern. Gradient2 sees only
+// latency; every other algorithm has a timeout inside the limit, as the library recommends: AIMD
+// reacts to nothing else, and Vegas and Knee cut the limit on drops too.
 func DemoConfig(alg r4c.LimitAlgorithm, pattern Pattern, seconds int, seed uint64) Config {
 	c := Config{
 		Pattern: pattern, Seconds: seconds, Seed: seed, Limit: DemoLimit(alg),
 		Base: demoBase, Jitter: demoJitter, Overload: demoOverload,
 	}
-	if alg == r4c.AIMD {
+	if alg != r4c.Gradient2 {
 		c.Timeout = demoTimeout
 	}
 	return c
@@ -198,6 +203,7 @@ type Second struct {
 // Result is one run.
 type Result struct {
 	Config   Config
+	Resolved r4c.AdaptiveLimitConfig // the limit's configuration with the library's defaults filled in
 	Seconds  []Second
 	Final    r4c.AdaptiveLimitSnapshot // the limit's state at the end
 	Offered  int                       // calls offered, per second
@@ -241,7 +247,7 @@ func Run(cfg Config) (*Result, error) {
 	if err := s.run(p, h, res); err != nil {
 		return nil, err
 	}
-	res.Final = h.Snapshot()
+	res.Final, res.Resolved = h.Snapshot(), h.Config()
 	return res, nil
 }
 
