@@ -47,6 +47,13 @@ func WriteSVG(w io.Writer, title string, runs []Run, yMax float64) {
 			x(s), x(s), top, float64(top)+ph, x(s), float64(top)+ph+14, s)
 	}
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#888"/>`+"\n", left, top, pw, ph)
+	// The start of every phase but the first.
+	for i := 1; i < len(ticks); i++ {
+		if ticks[i].Phase != ticks[i-1].Phase {
+			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" stroke="#888" stroke-dasharray="2 3"/>`+"\n",
+				x(ticks[i].At.Seconds()), x(ticks[i].At.Seconds()), top, float64(top)+ph)
+		}
+	}
 	// The knee, then each contender's limit.
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="black" stroke-width="2" stroke-dasharray="6 3" points="%s"/>`+"\n",
 		points(ticks, x, y, func(i int) float64 { return float64(ticks[i].Capacity) }))
@@ -55,7 +62,7 @@ func WriteSVG(w io.Writer, title string, runs []Run, yMax float64) {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="%s"/><text x="%.1f" y="%.1f">%s</text>`+"\n",
 			float64(left)+pw+10, float64(left)+pw+34, ly, ly, colour, dash, float64(left)+pw+40, ly+4, escape(name))
 	}
-	legend(0, "knee", "black", "6 3")
+	legend(0, "capacity (knee)", "black", "6 3") // not "knee": a contender has that name
 	for i, r := range runs {
 		colour := palette[i%len(palette)]
 		ts := r.Result.Ticks
@@ -69,11 +76,20 @@ func WriteSVG(w io.Writer, title string, runs []Run, yMax float64) {
 	io.WriteString(w, b.String())
 }
 
-// points returns the polyline of v over ticks, one point per tick (the time in seconds).
+// points returns the polyline of v over ticks (the time in seconds), one point per tick but
+// for those inside a level stretch: a point with the same printed height as the points before
+// and after it lies on the line between them, and is left out. The line drawn is the same.
 func points(ticks []sim.Tick, x, y func(float64) float64, v func(int) float64) string {
+	ys := make([]string, len(ticks))
+	for i := range ticks {
+		ys[i] = fmt.Sprintf("%.1f", y(v(i)))
+	}
 	var b strings.Builder
 	for i, t := range ticks {
-		fmt.Fprintf(&b, "%.1f,%.1f ", x(t.At.Seconds()), y(v(i)))
+		if i > 0 && i < len(ticks)-1 && ys[i] == ys[i-1] && ys[i] == ys[i+1] {
+			continue
+		}
+		fmt.Fprintf(&b, "%.1f,%s ", x(t.At.Seconds()), ys[i])
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -22,6 +22,7 @@ type Row struct {
 	Rejected                float64 // rejected calls over offered ones
 	SettleTime              time.Duration
 	Jain                    float64
+	Replicas                int // limiters sharing the dependency
 }
 
 // Rows returns one row per phase of every run.
@@ -31,7 +32,7 @@ func Rows(runs []Run) []Row {
 		for i, p := range r.Result.Phases {
 			row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Phase: i + 1,
 				Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled, Goodput: p.Goodput,
-				SettleTime: p.SettleTime, Jain: p.Jain}
+				SettleTime: p.SettleTime, Jain: p.Jain, Replicas: r.Result.Scenario.Replicas}
 			if p.MeanService > 0 {
 				row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
 				row.P99Lat = float64(p.P99Latency) / float64(p.MeanService)
@@ -61,6 +62,29 @@ func WriteText(w io.Writer, rows []Row) {
 			r.Class, r.Model, r.Phase, knee, r.Contender, r.Settled, 100*r.Goodput, r.MeanLat, r.P99Lat,
 			100*r.DropShare, 100*r.Rejected, settle(r.SettleTime), r.Jain)
 	}
+}
+
+// The targets a phase is held to (see MeetsTargets).
+const (
+	TargetGoodput      = 0.97  // overloaded phases
+	TargetGoodputLight = 0.995 // light phases: nothing needs to be rejected
+	TargetSettled      = 1.5   // the limits' sum over the knee, overloaded phases
+	TargetJain         = 0.95  // Jain's index of the replicas' limits, with several replicas
+)
+
+// MeetsTargets reports whether the phase meets every target that applies to it: a goodput of
+// at least TargetGoodput (TargetGoodputLight in a light phase), a settled limit of at most
+// TargetSettled while overloaded, and a Jain index of at least TargetJain when several
+// replicas share the dependency.
+func (r Row) MeetsTargets() bool {
+	if r.Overloaded {
+		if r.Goodput < TargetGoodput || r.Settled > TargetSettled {
+			return false
+		}
+	} else if r.Goodput < TargetGoodputLight {
+		return false
+	}
+	return r.Replicas <= 1 || r.Jain >= TargetJain
 }
 
 func settle(d time.Duration) string {

@@ -1,4 +1,7 @@
-// Command quality runs the quality bench of the adaptive limits and prints its table.
+// Command quality runs the quality bench of the adaptive limits and prints its table. With
+// -write DIR it also writes DIR/quality.md and its plots, DIR/quality/<class>-<model>.svg:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -write ../docs
 package main
 
 import (
@@ -14,6 +17,7 @@ func main() {
 	scale := flag.Float64("scale", 1, "scale of the scenarios' durations")
 	only := flag.String("only", "", "comma-separated scenario classes to run (default: all)")
 	algs := flag.String("alg", "", "comma-separated algorithms to run (default: all)")
+	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs)")
 	flag.Parse()
 	classes := quality.Classes()
 	if *only != "" {
@@ -29,6 +33,30 @@ func main() {
 		os.Exit(1)
 	}
 	quality.WriteText(os.Stdout, quality.Rows(runs))
+	if *write != "" {
+		opts := quality.MarkdownOptions{Command: command(), PlotDir: "quality", Classes: classes}
+		if err := quality.WriteDocs(*write, runs, opts); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
+
+// command returns the command line that reproduces this run, from the repository's root: the
+// flags that were set, in the order of their names.
+func command() string {
+	args := []string{"cd benchmarks && go run ./quality/cmd/quality"}
+	flag.Visit(func(f *flag.Flag) {
+		args = append(args, "-"+f.Name, shellQuote(f.Value.String()))
+	})
+	return strings.Join(args, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._,/+-=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func filter[T any](xs []T, names string, name func(T) string) []T {
