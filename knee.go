@@ -10,66 +10,83 @@ import (
 // throughput grows with concurrency; above it, calls queue, latency grows in proportion and
 // throughput does not. The limit follows the knee with a small tolerance of queueing.
 //
-// The model, its update rules and why each exists are in docs/adaptive-limit.md ("Knee").
-// In short, per window:
-//   - The no-load latency (base) is measured, never assumed: in drain windows, where the limit
-//     is lowered for one window (replicas drain together: drains fall on a grid of the wall
-//     clock), and in any window whose concurrency changed. The response of latency to a change
-//     of concurrency (its elasticity) tells a queue (latency falls with concurrency) from a
-//     heavier request mix (it does not), so base follows drift and is never learned from a
-//     queue.
-//   - A window whose latency is within the tolerance of base grows the limit (fast while there
-//     is no queue at all, by a little near the tolerance); a window above it cuts the limit in
-//     proportion, at most by half.
+// The model, its rules and why each exists are in docs/adaptive-limit.md ("Knee"). In short:
+//   - It compares each window's latency with the no-load latency (base), which it measures
+//     and never assumes: in drain windows, where the limit is lowered for one window (drains
+//     fall on a grid of the wall clock, so that replicas of a service drain together), and
+//     whenever it changes the limit, from how latency responds. Latency that follows a change
+//     of the limit is a queue; latency that does not is the no-load latency (heavier calls).
+//   - Latency above base by more than the tolerance (the larger of 10% and three standard
+//     errors of the window's mean) cuts the limit in proportion, at most by half; latency
+//     within it holds; latency at base grows the limit, faster the longer it stays there.
 //   - Timeouts and other drops above the share seen without load cut the limit too.
-//   - A window in which the limit did not bind (no rejection, in-flight calls below the limit)
-//     changes nothing: latency then says nothing about the limit, and light load is never
-//     rejected.
+//   - A window in which the limit did not bind changes it only to keep room above the calls
+//     in flight (light load is never rejected), or, when the dependency queues, to bring it
+//     down to them (a replica whose limit does not bind takes more than its share).
 //
 // It is deterministic: it draws nothing at random. It is not safe for concurrent use on its own;
 // the engine calls it under its window lock.
 type KneeAlgorithm struct {
+	id       int
 	est      float64 // the limit estimate; the limit is its truncation
 	min, max float64
 	window   time.Duration // the configured window: drains are planned in its units
 
-	base      float64 // no-load latency estimate (ns); 0 until measured
-	baseDrop  float64 // share of drops without load
-	suspect   bool    // base may be above the no-load latency (measured through a queue)
-	drainAll  bool    // the current drain is one of every replica (on the coarse grid)
-	noise     float64 // the spread of one call's latency, as a share of the mean
-	prev      kneeWindow
-	drainOf   float64 // the estimate a drain window lowered; 0 when not draining
-	drainNext bool    // the next window is a drain
-	windows   int64   // windows since the last drain
-	calm      float64 // the average latency over base of recent windows
+	base      float64 // the no-load latency (ns); 0 until measured
+	baseDrop  float64 // the share of drops without load
+	trend     float64 // the change of base per window (log), from the last two drains
+	since     int     // windows since base was measured
+	varb      float64 // the variance of log(base)
+	surprise  int     // the sign of the last measurement of base that was far off; 0: none
+	noise     float64 // the spread of one call's latency, as a share of the mean; 0: unknown
+	noiseN    int     // measurements of noise so far, up to 8
+	calm      float64 // the average of recent windows' latency over base
+	clear     int     // windows in a row in which the limit bound with latency about base
 	ceil      float64 // the limit at which a queue was last seen; 0: none
+	suspect   bool    // base may be above the no-load latency: drain deeper, sooner
+	inelastic int     // cuts in a row after which latency did not fall
+	held      bool    // a cut was held back to see whether latency falls without it
+	confirmed bool    // a drain has found base: until then every replica drains on the grid
+	step      float64 // the factor by which the last window changed the limit (1: none)
+
+	prev     kneeWindow
+	older    kneeWindow // the window before prev
+	drainOf  float64    // the estimate a drain window lowered; 0 when not draining
+	drainAll bool       // the current drain is on the coarse grid: every replica drains
+	depth    float64    // the depth of the current drain
+	windows  int64      // windows since the last drain
 }
 
-// kneeWindow is what the algorithm keeps of the previous window.
+// kneeWindow is what the algorithm keeps of a window.
 type kneeWindow struct {
 	lat       float64 // average latency (ns)
 	conc      float64 // average concurrency (Little's law)
 	maxFlight float64 // the most calls in flight
 	n         float64 // samples
 	binding   bool    // the limit held back a share of the calls (one in twenty or more)
-	touched   bool    // the limit held back at least one call
+	touched   bool    // the limit held back at least one call, or was reached
 	drain     bool
 	limit     float64 // the limit during the window
 }
 
 // Tuning of the knee algorithm (see docs/adaptive-limit.md for the reasoning behind each).
 const (
-	kneeTolerance    = 0.1  // queueing tolerated above base: latency up to base*(1+tolerance)
-	kneeMaxTolerance = 0.2  // ... or more with noisy latency, up to this
-	kneeFastGrowth   = 0.5  // growth per window while there is no queue at all
-	kneeDrainDepth   = 0.15 // a drain lowers the limit by this share
-	kneeDrainEvery   = 10   // windows between drains on the wall clock's grid
-	kneeElastic      = 0.5  // elasticity above which a latency change is a queue
+	kneeTolerance    = 0.1   // queueing tolerated above base: latency up to base*(1+tolerance)
+	kneeMaxTolerance = 0.25  // ... or more with noisy latency, up to this
+	kneeFastGrowth   = 0.5   // the most the limit grows in a window
+	kneeProbe        = 0.5   // the step up near the knee
+	kneeDrainDepth   = 0.15  // a drain lowers the limit by this share
+	kneeDrainEvery   = 10    // windows between drains on the wall clock's grid
+	kneeElastic      = 0.5   // elasticity above which a latency change is a queue
+	kneeDrift        = 0.01  // how far (log) base may move in a window, one standard deviation
+	kneePrior        = 0.1   // the uncertainty (log) of the first measurement of base
+	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
+	kneeCutTarget    = 0.7   // cuts go to base*(1+tolerance*this)
+	kneeFirstGrowth  = 0.1   // growth after two clear windows, doubling each window after
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	return &KneeAlgorithm{est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit), window: c.Window}
+	return &KneeAlgorithm{est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit), window: c.Window, step: 1}
 }
 
 // Limit returns the current limit.
@@ -101,7 +118,12 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 	prev := k.prev
 	k.prev = cur
 	k.windows++
+	k.since++
+	k.varb += kneeDrift * kneeDrift
+	step := k.step
+	k.step = 1
 	tol := k.tolerance(cur)
+	k.learnNoise(prev, cur)
 
 	// Drops above the share seen without load are overload, whatever the latency says (a
 	// timed-out call's latency is the timeout, which may look like a normal latency).
@@ -109,65 +131,99 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 		if cur.drain {
 			k.drainOf = 0
 		}
-		k.est = k.clamp(k.est * max(0.5, 1-excess))
-		k.suspect = true
+		from := k.usage(cur, tol)
+		k.ceil = from
+		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) {
+			// Calls time out although latency just looked like base: base was measured
+			// through a queue. Drain to measure it again.
+			k.suspect = true
+		}
+		k.cut(from * max(0.5, 1-excess))
 		return k.plan(w)
 	}
 	if k.base == 0 {
-		if cur.binding {
-			// A first guess, which the next change of concurrency tests.
-			k.base, k.baseDrop = lat, drops
+		if cur.touched {
+			// A first guess, uncertain: the first windows may already queue.
+			k.observe(lat, drops, cur.n)
 		}
 		return k.grow(cur, w, tol)
 	}
+	if cur.drain {
+		return k.drained(prev, cur, w, drops, tol)
+	}
 
-	// The elasticity of latency to concurrency between two binding windows.
-	e, changed := 0.0, false
-	if prev.binding && cur.binding && prev.conc > 0 && cur.conc > 0 {
-		dn := math.Log(cur.conc / prev.conc)
-		dl := math.Log(cur.lat / prev.lat)
-		if math.Abs(dn) > 0.05 {
-			e, changed = dl/dn, true
+	// The response of latency to the last change of the limit. Every replica of a service
+	// makes the same change at the same time (they see the same latency), so the response is
+	// the dependency's, not one replica's.
+	// Only steps larger than the noise of the difference of two windows' latencies (three
+	// standard deviations) say anything.
+	if prev.binding && cur.binding && math.Abs(math.Log(step)) > max(0.04, 3*math.Sqrt2*k.spread(cur.n)) && !prev.drain {
+		dl := math.Log(lat / prev.lat)
+		e := dl / math.Log(step)
+		switch {
+		case step < 1 && e < kneeElastic/2:
+			// A cut, and latency did not fall: not a queue of ours. Twice in a row, and
+			// latency is the no-load latency (heavier calls).
+			k.inelastic++
+			if k.inelastic >= 2 {
+				k.observe(lat, drops, cur.n)
+				k.inelastic = 0
+			}
+		case step < 1:
+			k.inelastic = 0
+		case e > 0.9 && dl > 3*math.Sqrt2*k.spread(cur.n) && prev.lat < k.expected()*(1+tol/2):
+			// Growth, and latency rose in proportion from a window whose latency was about
+			// base: that window queued as well, so base was measured through a queue.
+			k.suspect = true
 		}
 	}
-	k.learnNoise(prev, cur)
-	if cur.drain {
-		// A drain window: every replica lowered its limit by the same share at the same
-		// time. The elasticity is taken against that share, which all replicas know alike,
-		// so that they all draw the same conclusion from the latency they all see.
-		changed = prev.lat > 0 && k.drainOf > k.est
-		if changed {
-			e = math.Log(lat/prev.lat) / math.Log(k.est/k.drainOf)
-		}
-		switch {
-		case changed && e < kneeElastic/2 && (lat < k.base || k.drainAll):
-			// Latency did not follow concurrency down: the drained window was at or
-			// below the knee, and its latency is the no-load latency, drift included.
-			// Only a drain of every replica may raise base: one replica alone draining
-			// does not empty the queue the others keep.
-			k.base, k.baseDrop = lat, drops
-			k.est = k.drainOf
-		case changed && e > kneeElastic:
-			// Still a queue at the drained concurrency: stay there. If its latency is
-			// below base, base was measured through a queue: drain deeper next.
-			k.suspect = lat < k.base*(1-tol/2)
-			k.base = min(k.base, lat)
-		default:
-			k.base = min(k.base, lat)
-			k.est = k.drainOf
+	return k.grow(cur, w, tol)
+}
+
+// drained learns from a drain window: every replica lowered its limit by the same share at the
+// same time, so the response of latency is taken against that share, which all of them know
+// alike, and they all draw the same conclusion.
+func (k *KneeAlgorithm) drained(prev, cur kneeWindow, w WindowSummary, drops, tol float64) int {
+	lat := cur.lat
+	if k.depth == 0 {
+		// Watched, not drained: if latency fell clearly, other replicas drained and found
+		// base lower than this one has it. Move towards it, by a quarter (one window of
+		// light load is noisy).
+		if lat < prev.lat*(1-tol/2) && lat < k.expected()*math.Exp(-2*k.spread(cur.n)) {
+			k.observe(lat, drops, cur.n)
 		}
 		k.drainOf = 0
 		return k.plan(w)
 	}
-	if cur.binding && lat < k.base*(1-tol/2) {
-		k.base = lat // clearly below base: the no-load latency is lower than measured
+	e := 0.0
+	if prev.lat > 0 {
+		e = math.Log(lat/prev.lat) / math.Log(1-k.depth)
 	}
-	if changed && cur.conc > prev.conc && e > 0.9 && prev.lat < k.base*(1+tol/2) {
-		// More concurrency, proportionally more latency, from a window whose latency was
-		// about base: that window queued as well, so base was measured through a queue.
-		k.suspect = true
+	switch {
+	case e < kneeElastic/2:
+		// Latency did not follow: the drained window was at or below the knee, and its
+		// latency is the no-load latency, drift included.
+		k.observe(lat, drops, cur.n)
+		k.confirmed = true
+		k.est = k.drainOf
+	case e > kneeElastic:
+		// Still a queue at the drained limit: stay there. If latency is below base, base
+		// was measured through a queue: drain deeper, sooner.
+		// Latency fell with the limit, beyond the noise: the queue is real, and the
+		// drained latency bounds base from above.
+		k.suspect = lat < k.base*(1-tol/2)
+		if lat < k.base {
+			k.base, k.varb, k.trend, k.since, k.surprise = lat, k.spread(cur.n)*k.spread(cur.n), 0, 0, 0
+		}
+		k.est = min(k.est, k.drainOf)
+	default:
+		if lat < k.expected() {
+			k.observe(lat, drops, cur.n)
+		}
+		k.est = k.drainOf
 	}
-	return k.grow(cur, w, tol)
+	k.drainOf = 0
+	return k.plan(w)
 }
 
 // grow moves the estimate by the window's latency over base.
@@ -175,126 +231,225 @@ func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	if k.base == 0 {
 		return k.plan(w)
 	}
-	ratio := cur.lat / k.base
+	ratio := cur.lat / k.expected()
 	if k.calm == 0 {
 		k.calm = ratio
 	}
 	k.calm += (ratio - k.calm) / 8
+	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {
+		k.clear++
+	} else {
+		// The window after a drain does not count: the drain, not spare capacity, may
+		// have lowered its latency.
+		k.clear = 0
+	}
 	switch {
-	case ratio > 1+tol && (cur.binding || k.calm > 1+kneeTolerance):
-		// A queue: cut to the middle of the tolerance, and remember where it was. When the
-		// limit did not bind, the cut applies to the calls that were in flight: a replica
-		// whose limit is above its share of the load cuts too, since the queue is its too.
-		from := k.est
-		if !cur.binding {
-			from = min(from, max(cur.conc, 1))
+	case ratio > 1+tol && (cur.binding || k.calm > 1+tol/2):
+		// A queue: cut to the middle of the tolerance. After a cut that did not lower
+		// latency, hold one window (latency may lag), then cut again: a second cut that
+		// does not lower it either makes that latency the new base. A limit that does not
+		// bind is cut only if the queue lasts: one noisy window of light load is not one.
+		if k.inelastic == 1 && !k.held {
+			k.held = true
+			break
 		}
+		k.held = false
+		from := k.usage(cur, tol)
 		k.ceil = from
-		k.est = max(k.est*0.5, from*(1+tol/2)/ratio)
+		k.cut(from * (1 + tol*kneeCutTarget) / ratio)
 	case !cur.binding:
-		// Latency says little about the limit while it does not bind. Keep room above the
-		// calls in flight, so that bursts of light load are not rejected, unless calls queue
-		// a little: then come down towards them.
-		if cur.touched && ratio <= 1+tol/2 && k.calm <= 1+kneeTolerance/4 {
+		if ratio <= 1+tol/4 && cur.touched && k.calm <= 1+tol/4 {
+			// Light load: keep room above the calls in flight, so that bursts are not
+			// rejected.
 			room := 1.25 * cur.maxFlight
 			if k.ceil > 0 {
 				room = min(room, k.ceil)
 			}
-			k.est = max(k.est, room)
-		} else if k.calm > 1+kneeTolerance/2 {
-			// The dependency queues: a limit that does not bind lets this replica take
-			// more than its share. Come down to the calls in flight.
-			k.est = max(cur.conc, k.est*0.8)
+			k.set(max(k.est, room))
+		} else if ratio > 1+tol/2 && k.calm > 1+tol/2 {
+			// The dependency queues, and this limit does not bind: come down towards
+			// the calls in flight, which are part of the queue.
+			k.set(max(k.usage(cur, tol), k.est*0.8))
 		}
 	case ratio > 1+tol/2:
 		// Within the tolerance: hold.
-	case k.ceil > 0 && k.est > 0.85*k.ceil:
-		// Near the last queue: probe up by a little.
-		k.est += 0.2 * math.Sqrt(k.est)
-		if k.est > 1.1*k.ceil {
+	default:
+		// No queue: grow by 5% after one clear window, twice as much after each more, up
+		// to kneeFastGrowth, and by 5% at most near the last queue seen.
+		if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil {
+			// Near the knee: probe up by a constant step, the same for every replica of a
+			// service, so that cuts in proportion and equal steps up even out their shares.
+			k.set(k.est + kneeProbe)
+		} else {
+			// Clearly below the knee: double the growth each clear window, from 10%.
+			g := kneeFirstGrowth
+			for i := 2; i < k.clear && g < kneeFastGrowth; i++ {
+				g *= 2
+			}
+			k.set(k.est * (1 + min(g, kneeFastGrowth)))
+		}
+		if k.ceil > 0 && k.est > 1.1*k.ceil {
 			k.ceil = 0 // past the last queue without one: the knee has moved up
 		}
-	case k.calm > 1+kneeTolerance/4:
-		// Calls queued recently: grow by a little.
-		k.est += 0.2 * math.Sqrt(k.est)
-	default:
-		// No queue at all and far from the last one: grow fast.
-		k.est *= 1 + kneeFastGrowth
-		if k.ceil > 0 {
-			k.est = min(k.est, 0.95*k.ceil)
-		}
 	}
-	k.est = k.clamp(k.est)
 	return k.plan(w)
 }
 
+// usage returns what the limit effectively was in a window: the limit when it bound, the calls
+// in flight with the tolerance when it did not.
+func (k *KneeAlgorithm) usage(cur kneeWindow, tol float64) float64 {
+	if cur.binding {
+		return k.est
+	}
+	return min(k.est, max(1, cur.conc*(1+tol/2)))
+}
+
+// cut lowers the estimate to v, by at most half.
+func (k *KneeAlgorithm) cut(v float64) { k.set(max(k.est*0.5, min(k.est, v))) }
+
+// set moves the estimate to v, within the limits, and remembers the step.
+func (k *KneeAlgorithm) set(v float64) {
+	v = max(k.min, min(k.max, v))
+	if k.est > 0 {
+		k.step *= v / k.est
+	}
+	k.est = v
+}
+
 // plan decides whether the next window drains, and returns the limit for it. Drains fall on a
-// grid of the wall clock, so that replicas drain together and see the dependency without each
-// other's queues: every kneeDrainEvery windows, or every two windows while base is in doubt.
-// A replica whose limit does not bind drains too when the dependency queues, from the calls
-// it has in flight, so that the drain empties its share of the queue as well.
+// grid of the wall clock, so that the replicas of a service drain together and see the
+// dependency without each other's queues: every kneeDrainEvery windows, every two while base
+// is in doubt. There is no drain while latency stays about base (nothing to learn) or while the
+// limit grows. A limit that does not bind drains from the calls in flight.
 func (k *KneeAlgorithm) plan(w WindowSummary) int {
 	cur := k.prev
-	if k.base == 0 || cur.drain || !cur.binding && k.calm <= 1+kneeTolerance/4 {
+	tol := k.tolerance(cur)
+	quiet := 1 + tol/2 // latency within the tolerance's middle: nothing to learn from a drain
+	if !cur.binding {
+		quiet = 1 + tol // a drain from the calls in flight costs more: only under a queue
+	}
+	if k.base == 0 || cur.drain || k.clear >= 1 {
 		return int(k.est)
 	}
-	every := int64(kneeDrainEvery)
-	if k.suspect {
-		every = 2
-	}
-	period := every * int64(k.window)
+	observe := k.confirmed && !k.suspect && k.calm <= quiet
+	period := int64(kneeDrainEvery) * int64(k.window)
+	coarse := period
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
-	coarse := int64(kneeDrainEvery) * int64(k.window)
 	if now/period == next/period && k.windows < 4*kneeDrainEvery {
 		return int(k.est)
 	}
-	depth := kneeDrainDepth
-	if k.suspect {
-		depth *= 2
+	if observe {
+		// Nothing to learn from draining this limit, but other replicas may drain: watch
+		// the window as a drain, without lowering the limit.
+		if now/coarse != next/coarse && !cur.binding {
+			k.drainOf, k.depth, k.drainAll = k.est, 0, true
+		}
+		return int(k.est)
 	}
-	from := k.est
-	if !cur.binding {
-		from = min(from, max(1, cur.conc*(1+k.tolerance(cur)/2)))
+	k.depth = kneeDrainDepth
+	if k.suspect {
+		k.depth *= 2
 	}
 	k.drainOf = k.est
 	k.drainAll = now/coarse != next/coarse
-	k.est = k.clamp(from * (1 - depth))
+	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
 	k.windows = 0
 	k.suspect = false
 	return int(k.est)
 }
 
-// learnNoise estimates the spread of one call's latency (as a share of the mean) from the
-// difference between two like windows: same concurrency, neither a drain. The spread of a
-// window's mean is that over the square root of its samples.
+// learnNoise estimates the spread of one call's latency (as a share of the mean) from three
+// like windows in a row: the same limit, none a drain. It takes the second difference of their
+// latencies, which a steady drift of latency (heavier calls) does not move, as a difference of
+// two windows would. The spread of a window's mean is that over the square root of its samples.
 func (k *KneeAlgorithm) learnNoise(prev, cur kneeWindow) {
-	if prev.drain || cur.drain || prev.n == 0 || cur.n == 0 || prev.conc == 0 {
+	older := k.older
+	k.older = prev
+	if older.drain || prev.drain || cur.drain || older.n == 0 || prev.n == 0 || cur.n == 0 ||
+		math.Abs(math.Log(older.limit/cur.limit)) > 0.03 || math.Abs(math.Log(prev.limit/cur.limit)) > 0.03 {
+		return // not like windows: the limit moved by more than a small probe
+	}
+	// d2 has variance cv²(1/n1 + 4/n2 + 1/n3); the mean of its absolute value is sqrt(2/pi)
+	// of its standard deviation.
+	d2 := math.Abs(math.Log(cur.lat) - 2*math.Log(prev.lat) + math.Log(older.lat))
+	cv := d2 * 1.2533 / math.Sqrt(1/older.n+4/prev.n+1/cur.n)
+	if k.noiseN < 8 {
+		// The first eight: a plain mean.
+		k.noiseN++
+		k.noise += (cv - k.noise) / float64(k.noiseN)
 		return
 	}
-	if prev.limit != cur.limit {
-		return
-	}
-	// dl has variance cv²(1/n1 + 1/n2); the mean of its absolute value is sqrt(2/pi) of its
-	// standard deviation.
-	dl := math.Abs(math.Log(cur.lat / prev.lat))
-	cv := dl * 1.2533 / math.Sqrt(1/prev.n+1/cur.n)
-	if k.noise == 0 {
-		k.noise = cv
-	} else {
-		// A robust average: one wild difference (a replica elsewhere changed its limit)
-		// moves it by little.
-		k.noise += (min(cv, 2*k.noise) - k.noise) / 16
-	}
+	// Then a robust average: one wild difference (a replica elsewhere changed its limit)
+	// moves it by little.
+	k.noise += (min(cv, 2*k.noise) - k.noise) / 16
 }
 
 // tolerance returns how far above base a window's latency may be before it counts as a queue:
-// kneeTolerance, or three standard errors of the window's mean, whichever is more.
+// kneeTolerance, or three standard deviations of the ratio of the window's mean latency to base,
+// whichever is more, up to kneeMaxTolerance.
 func (k *KneeAlgorithm) tolerance(cur kneeWindow) float64 {
 	if cur.n == 0 {
-		return kneeTolerance
+		return kneeMaxTolerance
 	}
-	return min(kneeMaxTolerance, max(kneeTolerance, 3*k.noise/math.Sqrt(cur.n)))
+	// The ratio of a window's latency to base is as uncertain as both.
+	sd := math.Sqrt(k.spread(cur.n)*k.spread(cur.n) + k.varb)
+	return min(kneeMaxTolerance, max(kneeTolerance, 3*sd))
 }
 
-func (k *KneeAlgorithm) clamp(v float64) float64 { return max(k.min, min(k.max, v)) }
+// observe feeds base one measurement of the no-load latency: a window of n samples at or below
+// the knee. Base is a Kalman filter of its logarithm: each measurement counts in proportion to
+// its precision (the spread of latency over the window's samples) against base's own, which
+// widens every window by kneeDrift, so that base follows heavier calls. A measurement far off
+// (three standard deviations) counts only when the next one is off the same way: one noisy
+// window cannot move base, two in a row mean it moved. Consecutive measurements also give the
+// trend of base per window.
+func (k *KneeAlgorithm) observe(lat, drops, n float64) {
+	r := k.spread(n)
+	r *= r
+	if k.base == 0 {
+		k.base, k.baseDrop, k.varb, k.since = lat, drops, r+kneePrior*kneePrior, 0
+		return
+	}
+	z := math.Log(lat / k.expected())
+	v := k.varb + r
+	if z*z > 9*v {
+		sign := 1
+		if z < 0 {
+			sign = -1
+		}
+		if k.surprise != sign {
+			k.surprise = sign
+			return
+		}
+		// Two surprises the same way: base moved. Start again from this measurement.
+		k.trend = math.Log(lat/k.base) / float64(max(1, k.since))
+		k.base, k.baseDrop, k.varb, k.since, k.surprise = lat, drops, r, 0, 0
+		return
+	}
+	k.surprise = 0
+	g := k.varb / v
+	k.base = k.expected() * math.Exp(g*z)
+	k.trend /= 2 // a measurement that agrees with base: a trend, if any, is fading
+	k.baseDrop += g * (drops - k.baseDrop)
+	k.varb *= 1 - g
+	k.since = 0
+}
+
+// spread returns the standard deviation of the logarithm of a window's mean latency: the spread
+// of one call's latency over the square root of the samples, with a floor for what the model
+// does not see.
+func (k *KneeAlgorithm) spread(n float64) float64 {
+	cv := k.noise
+	if cv == 0 {
+		cv = 1 // until measured: the spread of exponential service times
+	}
+	return math.Sqrt(cv*cv/max(1, n) + kneeFloor*kneeFloor)
+}
+
+// expected returns the no-load latency now: base moved along its trend, by at most
+// kneeTolerance, so that a trend that stopped misleads little until the next drain.
+func (k *KneeAlgorithm) expected() float64 {
+	d := max(-kneeTolerance, min(kneeTolerance, k.trend*float64(k.since)))
+	return k.base * math.Exp(d)
+}
