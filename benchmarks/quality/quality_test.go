@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/resilience4cata/r4c"
 	"github.com/resilience4cata/r4c/internal/sim"
 )
 
@@ -167,18 +166,23 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// netflixGradient2 is the anchor whose failures the issue describes: Netflix's Gradient2 end to
-// end, which r4c.Gradient2 is with its drop guard off. (The gradient2 contender runs r4c's
-// defaults, the drop guard on.)
-func netflixGradient2() Contender {
-	return Contender{Name: "gradient2-netflix", New: func(sim.Scenario) sim.NewLimiter {
-		return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2, MaxLimit: 200, DropGuard: r4c.Off})
-	}}
+// contenderByName returns the contender of Contenders with that name.
+func contenderByName(t *testing.T, name string) Contender {
+	t.Helper()
+	for _, c := range Contenders() {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no contender %q", name)
+	return Contender{}
 }
 
 // The bench reproduces the failures of the anchor that the issue describes.
 func TestAnchorFailures(t *testing.T) {
-	anchor := netflixGradient2()
+	// The anchor whose failures the issue describes: Netflix's Gradient2 end to end, which
+	// r4c.Gradient2 is with its drop guard off.
+	anchor := contenderByName(t, "gradient2-netflix")
 	runs, err := RunAll([]Class{classByName(t, "cold"), classByName(t, "replicas")}, []Contender{anchor}, testScale)
 	if err != nil {
 		t.Fatal(err)

@@ -27,14 +27,19 @@ func adaptive(alg r4c.LimitAlgorithm) Contender {
 	}}
 }
 
-// Contenders returns the algorithms of the bench: ours with their defaults, and Envoy's
-// gradient controller with the documentation's example settings (MaxLimit 200 like ours).
+// Contenders returns the algorithms of the bench: ours with their defaults, Netflix's Gradient2
+// as it behaves without our drop guard, and Envoy's gradient controller with the
+// documentation's example settings (MaxLimit 200 like ours).
 func Contenders() []Contender {
 	return []Contender{
 		adaptive(r4c.Knee),
 		adaptive(r4c.Gradient2),
 		adaptive(r4c.AIMD),
 		adaptive(r4c.Vegas),
+		{Name: "gradient2-netflix", Peer: true, New: func(sim.Scenario) sim.NewLimiter {
+			// Netflix's Gradient2 end to end: our Gradient2 without the engine's drop guard.
+			return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2, MaxLimit: 200, DropGuard: r4c.Off})
+		}},
 		{Name: "envoy", Peer: true, New: func(sc sim.Scenario) sim.NewLimiter {
 			return Envoy(EnvoyConfig{Seed: sc.Seed})
 		}},
