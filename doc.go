@@ -2,9 +2,11 @@
 //
 // Its headline policy is the adaptive concurrency limit (AdaptiveLimitConfig): a bulkhead that
 // finds its own size. It caps how many calls to a dependency run at once, raises the cap while
-// the dependency's latency holds and lowers it when latency grows or calls time out, following
-// Netflix's Gradient2, AIMD or Vegas algorithm applied once per window. Calls beyond the cap are
-// rejected at once with ErrLimitExceeded instead of queueing behind slow ones.
+// the dependency's latency holds and lowers it when latency grows or calls time out, with an
+// algorithm applied once per window: Knee, which seeks the dependency's knee (the smallest
+// concurrency at which it delivers its full throughput), or Netflix's Gradient2 (the default),
+// AIMD or Vegas. Calls beyond the cap are rejected at once with ErrLimitExceeded instead of
+// queueing behind slow ones.
 //
 // A Registry holds the instances, their configuration (built-in defaults < WithDefaults < a
 // named configuration < the call site < WithInstance), the Clock they measure with and the
