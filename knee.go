@@ -32,22 +32,25 @@ type KneeAlgorithm struct {
 	min, max float64
 	window   time.Duration // the configured window: drains are planned in its units
 
-	base      float64 // the no-load latency (ns); 0 until measured
-	baseDrop  float64 // the share of drops without load
-	trend     float64 // the change of base per window (log), from the last two drains
-	since     int     // windows since base was measured
-	varb      float64 // the variance of log(base)
-	surprise  int     // the sign of the last measurement of base that was far off; 0: none
-	noise     float64 // the spread of one call's latency, as a share of the mean; 0: unknown
-	noiseN    int     // measurements of noise so far, up to 8
-	calm      float64 // the average of recent windows' latency over base
-	clear     int     // windows in a row in which the limit bound with latency about base
-	ceil      float64 // the limit at which a queue was last seen; 0: none
-	suspect   bool    // base may be above the no-load latency: drain deeper, sooner
-	inelastic int     // cuts in a row after which latency did not fall
-	held      bool    // a cut was held back to see whether latency falls without it
-	confirmed bool    // a drain has found base: until then every replica drains on the grid
-	step      float64 // the factor by which the last window changed the limit (1: none)
+	base       float64 // the no-load latency (ns); 0 until measured
+	baseDrop   float64 // the share of drops without load
+	trend      float64 // the change of base per window (log), from the last two drains
+	since      int     // windows since base was measured
+	varb       float64 // the variance of log(base)
+	surpriseZ  float64 // how far off (log) that measurement was
+	surpriseAt int     // since, when it was
+	surprise   int     // the sign of the last measurement of base that was far off; 0: none
+	noise      float64 // the spread of one call's latency, as a share of the mean; 0: unknown
+	noiseN     int     // measurements of noise so far, up to 8
+	calm       float64 // the average of recent windows' latency over base
+	clear      int     // windows in a row in which the limit bound with latency about base
+	ceil       float64 // the limit at which a queue was last seen; 0: none
+	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
+	inelastic  int     // cuts in a row after which latency did not fall
+	held       bool    // a cut was held back to see whether latency falls without it
+	started    bool    // a queue has been seen: the startup's fast growth is over
+	confirmed  bool    // a drain has found base: until then every replica drains on the grid
+	step       float64 // the factor by which the last window changed the limit (1: none)
 
 	prev     kneeWindow
 	older    kneeWindow // the window before prev
@@ -73,16 +76,18 @@ type kneeWindow struct {
 const (
 	kneeTolerance    = 0.1   // queueing tolerated above base: latency up to base*(1+tolerance)
 	kneeMaxTolerance = 0.25  // ... or more with noisy latency, up to this
-	kneeFastGrowth   = 0.5   // the most the limit grows in a window
+	kneeCutTarget    = 0.7   // cuts aim at base*(1+tolerance*kneeCutTarget)
 	kneeProbe        = 0.5   // the step up near the knee
+	kneeFirstGrowth  = 0.1   // growth after two clear windows, doubling each window after
+	kneeFastGrowth   = 0.5   // the most the limit grows in a window after a queue was seen
+	kneeStartup      = 1.0   // growth per clear window before any queue was seen
 	kneeDrainDepth   = 0.15  // a drain lowers the limit by this share
 	kneeDrainEvery   = 10    // windows between drains on the wall clock's grid
 	kneeElastic      = 0.5   // elasticity above which a latency change is a queue
-	kneeDrift        = 0.01  // how far (log) base may move in a window, one standard deviation
+	kneeInelastic    = 2     // cuts in a row that do not lower latency before it becomes base
+	kneeDrift        = 0.005 // how far (log) base may move in a window, one standard deviation
 	kneePrior        = 0.1   // the uncertainty (log) of the first measurement of base
 	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
-	kneeCutTarget    = 0.7   // cuts go to base*(1+tolerance*this)
-	kneeFirstGrowth  = 0.1   // growth after two clear windows, doubling each window after
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -127,10 +132,11 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 
 	// Drops above the share seen without load are overload, whatever the latency says (a
 	// timed-out call's latency is the timeout, which may look like a normal latency).
-	if excess := drops - k.baseDrop; excess > 0.05+k.baseDrop {
+	if excess := drops - k.baseDrop; excess > 0.05 {
 		if cur.drain {
 			k.drainOf = 0
 		}
+		k.started = true
 		from := k.usage(cur, tol)
 		k.ceil = from
 		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) {
@@ -165,7 +171,7 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 			// A cut, and latency did not fall: not a queue of ours. Twice in a row, and
 			// latency is the no-load latency (heavier calls).
 			k.inelastic++
-			if k.inelastic >= 2 {
+			if k.inelastic >= kneeInelastic {
 				k.observe(lat, drops, cur.n)
 				k.inelastic = 0
 			}
@@ -236,6 +242,10 @@ func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		k.calm = ratio
 	}
 	k.calm += (ratio - k.calm) / 8
+	if !cur.binding && !k.started && !cur.drain && k.calm <= 1+tol/4 {
+		// Light load, no queue ever seen: the window's latency is the no-load latency.
+		k.observe(cur.lat, 0, cur.n)
+	}
 	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {
 		k.clear++
 	} else {
@@ -254,11 +264,12 @@ func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 			break
 		}
 		k.held = false
+		k.started = true
 		from := k.usage(cur, tol)
 		k.ceil = from
 		k.cut(from * (1 + tol*kneeCutTarget) / ratio)
 	case !cur.binding:
-		if ratio <= 1+tol/4 && cur.touched && k.calm <= 1+tol/4 {
+		if ratio <= 1+tol/4 && cur.touched && k.calm <= 1+kneeTolerance/4 {
 			// Light load: keep room above the calls in flight, so that bursts are not
 			// rejected.
 			room := 1.25 * cur.maxFlight
@@ -276,7 +287,10 @@ func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	default:
 		// No queue: grow by 5% after one clear window, twice as much after each more, up
 		// to kneeFastGrowth, and by 5% at most near the last queue seen.
-		if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil {
+		if !k.started && k.clear >= 1 {
+			// Startup: no queue seen yet. Grow by half each window while latency stays at base.
+			k.set(k.est * (1 + kneeStartup))
+		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil {
 			// Near the knee: probe up by a constant step, the same for every replica of a
 			// service, so that cuts in proportion and equal steps up even out their shares.
 			k.set(k.est + kneeProbe)
@@ -331,7 +345,7 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 	if k.base == 0 || cur.drain || k.clear >= 1 {
 		return int(k.est)
 	}
-	observe := k.confirmed && !k.suspect && k.calm <= quiet
+	observe := !k.suspect && k.calm <= quiet && (k.confirmed || !cur.binding && !k.started)
 	period := int64(kneeDrainEvery) * int64(k.window)
 	coarse := period
 	now := w.End.UnixNano()
@@ -393,7 +407,14 @@ func (k *KneeAlgorithm) tolerance(cur kneeWindow) float64 {
 		return kneeMaxTolerance
 	}
 	// The ratio of a window's latency to base is as uncertain as both.
-	sd := math.Sqrt(k.spread(cur.n)*k.spread(cur.n) + k.varb)
+	// The ratio of a window's latency to base is as uncertain as both, but for a limit that
+	// binds only the window's spread counts: replicas of a service then hold the same
+	// tolerance, which keeps their shares even, while a limit that does not bind (light
+	// load) is not cut by an error in base.
+	sd := k.spread(cur.n)
+	if !cur.binding {
+		sd = math.Sqrt(sd*sd + k.varb)
+	}
 	return min(kneeMaxTolerance, max(kneeTolerance, 3*sd))
 }
 
@@ -419,11 +440,17 @@ func (k *KneeAlgorithm) observe(lat, drops, n float64) {
 			sign = -1
 		}
 		if k.surprise != sign {
-			k.surprise = sign
+			k.surprise, k.surpriseZ, k.surpriseAt = sign, z, k.since
 			return
 		}
-		// Two surprises the same way: base moved. Start again from this measurement.
-		k.trend = math.Log(lat/k.base) / float64(max(1, k.since))
+		// Two surprises the same way: base moved. Start again from this measurement. If the
+		// second is further off than the first, base is still moving (calls getting heavier
+		// by the window): keep moving it at that pace until the next measurement; a step
+		// (both about as far off) has no trend.
+		k.trend = 0
+		if d := k.since - k.surpriseAt; d > 0 && math.Abs(z) > 1.2*math.Abs(k.surpriseZ) {
+			k.trend = (z - k.surpriseZ) / float64(d)
+		}
 		k.base, k.baseDrop, k.varb, k.since, k.surprise = lat, drops, r, 0, 0
 		return
 	}
@@ -441,7 +468,7 @@ func (k *KneeAlgorithm) observe(lat, drops, n float64) {
 // does not see.
 func (k *KneeAlgorithm) spread(n float64) float64 {
 	cv := k.noise
-	if cv == 0 {
+	if k.noiseN == 0 {
 		cv = 1 // until measured: the spread of exponential service times
 	}
 	return math.Sqrt(cv*cv/max(1, n) + kneeFloor*kneeFloor)

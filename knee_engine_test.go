@@ -1,0 +1,160 @@
+package r4c_test
+
+import (
+	"container/heap"
+	"testing"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/r4ctest"
+)
+
+// Knee through the real engine: permits on a manual clock, driven by a small deterministic
+// event loop in the test (no goroutine, no sleep, no real time). Calls arrive at a fixed rate;
+// each admitted call takes s*max(1, n/c), n being the calls in flight once it is admitted (the
+// dependency shares itself among them above its knee c: processor sharing, approximated at
+// admission); the loop ends calls in order of their end time, advancing the clock to each.
+
+// kneeSim is the event loop: one arrival every gap, calls in flight in a heap by end time.
+type kneeSim struct {
+	t     *testing.T
+	clock *r4ctest.ManualClock
+	h     *r4c.AdaptiveLimitHandle
+	gap   time.Duration // between arrivals
+	s     time.Duration // the no-load latency
+	c     float64       // the knee
+
+	now         time.Duration // the clock's time since its epoch (the loop's own copy)
+	nextArrival time.Duration
+	calls       kneeCalls
+	seq         uint64
+}
+
+type kneeCall struct {
+	end    time.Duration
+	seq    uint64 // ties end in order of admission
+	permit r4c.AdaptiveLimitPermit
+}
+
+type kneeCalls []kneeCall
+
+func (q kneeCalls) Len() int { return len(q) }
+func (q kneeCalls) Less(i, j int) bool {
+	return q[i].end < q[j].end || q[i].end == q[j].end && q[i].seq < q[j].seq
+}
+func (q kneeCalls) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *kneeCalls) Push(x any)   { *q = append(*q, x.(kneeCall)) }
+func (q *kneeCalls) Pop() any {
+	old := *q
+	c := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return c
+}
+
+func newKneeSim(t *testing.T, gap, s time.Duration, c float64) *kneeSim {
+	t.Helper()
+	clock := r4ctest.NewManualClock()
+	reg, err := r4c.NewRegistry(r4c.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r4c.NewPipeline[struct{}](reg, "dep", r4c.AdaptiveLimitConfig{Algorithm: r4c.Knee, InitialLimit: 20, MaxLimit: 200}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := reg.AdaptiveLimit("dep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kneeSim{t: t, clock: clock, h: h, gap: gap, s: s, c: c}
+}
+
+// advanceTo moves the clock to at.
+func (m *kneeSim) advanceTo(at time.Duration) {
+	if at > m.now {
+		m.clock.Advance(at - m.now)
+		m.now = at
+	}
+}
+
+// run processes every event up to until: arrivals, admitted or rejected at once, and ends of
+// calls, in time order (an end before an arrival at the same instant).
+func (m *kneeSim) run(until time.Duration) {
+	for {
+		if len(m.calls) > 0 && m.calls[0].end <= m.nextArrival && m.calls[0].end <= until {
+			c := heap.Pop(&m.calls).(kneeCall)
+			m.advanceTo(c.end)
+			c.permit.Success()
+			continue
+		}
+		if m.nextArrival > until {
+			m.advanceTo(until)
+			return
+		}
+		m.advanceTo(m.nextArrival)
+		m.nextArrival += m.gap
+		p, err := m.h.Acquire()
+		if err != nil {
+			continue // rejected: the caller moves on
+		}
+		n := float64(m.h.InFlight())
+		lat := time.Duration(float64(m.s) * max(1, n/m.c))
+		m.seq++
+		heap.Push(&m.calls, kneeCall{end: m.now + lat, seq: m.seq, permit: p})
+	}
+}
+
+// limits runs the loop for seconds seconds and returns the limit at the end of each second.
+func (m *kneeSim) limits(seconds int) []int {
+	out := make([]int, 0, seconds)
+	for range seconds {
+		m.run(m.now + time.Second)
+		out = append(out, m.h.Limit())
+	}
+	return out
+}
+
+func TestKneeEngineFindsTheKneeAndFollowsItDown(t *testing.T) {
+	// One call every millisecond, 60ms each without load: a demand of 60 calls in flight, 1.5
+	// times a knee of 40.
+	m := newKneeSim(t, time.Millisecond, 60*time.Millisecond, 40)
+	first := m.limits(60)
+	if s := m.h.Snapshot(); s.Windows < 50 || s.Rejected == 0 {
+		t.Fatalf("after 60s: %d windows, %d rejected: the limit did not bind", s.Windows, s.Rejected)
+	}
+	if l := first[len(first)-1]; l < 36 || l > 60 {
+		t.Fatalf("limit %d after 60s against a knee of 40, want [36, 60]; limits each second %v", l, first)
+	}
+	// It stays there: over the last 30s, within [36, 60] but for a drain now and then, never
+	// above.
+	out := 0
+	for _, l := range first[30:] {
+		if l > 60 {
+			t.Fatalf("limit %d above 1.5 times the knee in the last 30s; limits each second %v", l, first)
+		}
+		if l < 36 {
+			out++
+		}
+	}
+	if out > 6 {
+		t.Fatalf("limit below 0.9 times the knee in %d of the last 30s; limits each second %v", out, first)
+	}
+
+	// The knee falls to 10: 6 times the demand the dependency serves without queueing.
+	m.c = 10
+	second := m.limits(30)
+	reached := -1
+	for i, l := range second {
+		if l < 15 {
+			reached = i + 1
+			break
+		}
+	}
+	if reached < 0 || reached > 15 {
+		t.Fatalf("the knee fell from 40 to 10: the limit went below 15 after %ds, want 15s at most; limits each second %v", reached, second)
+	}
+	for i, l := range second[reached:] {
+		if l >= 15 {
+			t.Fatalf("%ds after the knee fell: limit %d, back at 1.5 times the knee or more; limits each second %v", reached+i+1, l, second)
+		}
+	}
+}

@@ -1,0 +1,603 @@
+package r4c_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/r4ctest"
+)
+
+// The rules of Knee (knee.go, docs/adaptive-limit.md), one test each, through the public API:
+// hand-made windows fed to a standalone KneeAlgorithm with the default Window of 1s. Window k of
+// a test (k = 1, 2, ...) ends at kneeEpoch + k seconds, so drains, which fall on a grid of the
+// wall clock every 10 windows, fall on the windows whose k is a multiple of 10: the window
+// ending at 9s plans the drain and lowers the limit for the window ending at 10s.
+//
+// Most tests read the latency of a window against a no-load latency (base) of 50ms. While the
+// limit binds, Knee's tolerance of queueing is the larger of 10% and three standard errors of
+// the window's mean latency; until it has measured the spread of latency it takes that of
+// exponential service times (a spread of 1 per call), so a binding window of 800 samples (a
+// limit of 40 at 50ms) has a tolerance of about 10.7%: latency up to 1.054 times base (the lower
+// half) lets the limit grow, up to 1.107 times (the upper half) holds it, and more cuts it.
+
+// kneeEpoch lies on the drain grid: a whole number of 10s periods since the Unix epoch.
+var kneeEpoch = r4ctest.Epoch
+
+const (
+	kneeBase    = 50 * time.Millisecond // the no-load latency of most tests
+	kneeHold    = 1.08                  // latency over base in the upper half of the tolerance: held
+	kneeMaxTol  = 0.25                  // kneeMaxTolerance: the largest tolerance
+	kneeProbeUp = 0.5                   // kneeProbe: the step up near the knee
+)
+
+func newKneeAlg(t *testing.T, cfg r4c.AdaptiveLimitConfig) *r4c.KneeAlgorithm {
+	t.Helper()
+	cfg.Algorithm = r4c.Knee
+	alg, err := r4c.NewAdaptiveAlgorithm(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := alg.(*r4c.KneeAlgorithm)
+	if !ok {
+		t.Fatalf("Knee is %T", alg)
+	}
+	return k
+}
+
+// kneeModel is the dependency of the closed-loop tests: a knee of c calls and a no-load latency
+// of s. Up to c calls in flight each takes s; above, they share the dependency and each takes
+// s*n/c (processor sharing). demand is the concurrency the offered load would take without a
+// limit.
+type kneeModel struct {
+	c      float64
+	s      time.Duration
+	demand float64
+}
+
+// depWindow returns the window a dependency of knee c and no-load latency s gives under a limit
+// of limit and a demand of demand calls in flight, ending at kneeEpoch + k seconds: N = min(limit,
+// demand) calls in flight, each taking s*max(1, N/c); as many samples as they complete in the
+// window of 1s; the calls above the limit rejected at the same rate; MaxInFlight N rounded up.
+func depWindow(limit int, c float64, s time.Duration, demand float64, k int) r4c.WindowSummary {
+	n := min(float64(limit), demand)
+	lat := float64(s) * max(1, n/c)
+	return r4c.WindowSummary{
+		AvgLatency:  time.Duration(lat),
+		MaxInFlight: int(math.Ceil(n)),
+		Samples:     int(n / lat * float64(time.Second)),
+		Rejected:    int(max(0, demand-float64(limit)) / lat * float64(time.Second)),
+		Duration:    time.Second,
+		End:         kneeEpoch.Add(time.Duration(k) * time.Second),
+	}
+}
+
+// kneeRun feeds windows to a Knee on consecutive seconds of the grid.
+type kneeRun struct {
+	alg    *r4c.KneeAlgorithm
+	k      int           // windows fed so far
+	offset time.Duration // window k ends at kneeEpoch + offset + k seconds
+}
+
+func newKneeRun(t *testing.T, cfg r4c.AdaptiveLimitConfig) *kneeRun {
+	t.Helper()
+	return &kneeRun{alg: newKneeAlg(t, cfg)}
+}
+
+// feed applies w as the next window (it sets Duration and End) and returns the new limit.
+func (r *kneeRun) feed(w r4c.WindowSummary) int {
+	r.k++
+	w.Duration, w.End = time.Second, kneeEpoch.Add(r.offset+time.Duration(r.k)*time.Second)
+	return r.alg.Update(w)
+}
+
+// bound feeds a window in which the limit binds: every slot in use all window long (as many
+// samples as that gives at latency lat), and one call in five rejected.
+func (r *kneeRun) bound(lat time.Duration) int {
+	l := r.alg.Limit()
+	n := int(float64(l) / lat.Seconds())
+	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Rejected: n / 4})
+}
+
+// light feeds a window of light load: inFlight calls in flight all window long, none rejected.
+func (r *kneeRun) light(lat time.Duration, inFlight int) int {
+	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: inFlight, Samples: int(float64(inFlight) / lat.Seconds())})
+}
+
+// dropping feeds a binding window of latency lat in which a share drops of the samples are drops.
+func (r *kneeRun) dropping(lat time.Duration, drops float64) int {
+	l := r.alg.Limit()
+	n := int(float64(l) / lat.Seconds())
+	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Drops: int(math.Round(drops * float64(n))), Dropped: drops > 0, Rejected: n / 4})
+}
+
+// model feeds the window of m under the current limit.
+func (r *kneeRun) model(m kneeModel) int {
+	w := depWindow(r.alg.Limit(), m.c, m.s, m.demand, r.k+1)
+	return r.feed(w)
+}
+
+func scale(d time.Duration, f float64) time.Duration { return time.Duration(float64(d) * f) }
+
+func TestKneeFirstWindowSetsBaseThenDoublesUntilAQueue(t *testing.T) {
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	if r.alg.NoLoadLatency() != 0 || r.alg.Limit() != 20 || r.alg.Estimate() != 20 {
+		t.Fatalf("before any window: base %v, limit %d, estimate %v", r.alg.NoLoadLatency(), r.alg.Limit(), r.alg.Estimate())
+	}
+	// Until a queue has been seen, each window at base while the limit binds doubles it
+	// (a start below the knee reaches it in a few windows), up to MaxLimit.
+	for i, want := range []float64{40, 80, 160, 200, 200} {
+		r.bound(kneeBase)
+		if got := r.alg.Estimate(); got != want {
+			t.Fatalf("window %d at base, binding: estimate %v, want %v", i+1, got, want)
+		}
+	}
+	if got := r.alg.NoLoadLatency(); got != kneeBase {
+		t.Fatalf("base %v, want the first window's latency %v", got, kneeBase)
+	}
+}
+
+func TestKneeAfterAQueueGrowsByProbesThenFasterUpToTheLastQueue(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+	queued := r.alg.Estimate()
+	r.bound(scale(kneeBase, 3)) // a deep queue: cut by half, and the startup is over
+	cut := r.alg.Estimate()
+	if cut != queued/2 {
+		t.Fatalf("estimate %v after latency 3 times base, want %v", cut, queued/2)
+	}
+	// Latency back at base: the first window steps up by a constant probe; then growth is
+	// 10%, then 20% (doubling each window at base), until the limit nears the one at which the
+	// queue was seen (0.85 of it): from there, probes again.
+	r.bound(kneeBase)
+	if got := r.alg.Estimate(); math.Abs(got-(cut+kneeProbeUp)) > 1e-9 {
+		t.Fatalf("first window at base after a queue: estimate %v, want %v", got, cut+kneeProbeUp)
+	}
+	for i, want := range []float64{1.1, 1.2} {
+		prev := r.alg.Estimate()
+		r.bound(kneeBase)
+		if g := r.alg.Estimate() / prev; math.Abs(g-want) > 1e-9 {
+			t.Fatalf("window %d at base: growth x%v, want x%v", i+2, g, want)
+		}
+	}
+	for range 10 {
+		prev := r.alg.Estimate()
+		r.bound(kneeBase)
+		if prev > 0.85*queued && math.Abs(r.alg.Estimate()-(prev+kneeProbeUp)) > 1e-9 {
+			t.Fatalf("near the last queue (%v): estimate %v -> %v, want a probe of %v", queued, prev, r.alg.Estimate(), kneeProbeUp)
+		}
+	}
+}
+
+// kneeAtBase returns a run whose first window, binding at kneeBase, has set base, with the
+// limit at 20 (estimate 20.5).
+func kneeAtBase(t *testing.T, cfg r4c.AdaptiveLimitConfig) *kneeRun {
+	t.Helper()
+	if cfg.InitialLimit == 0 {
+		cfg.InitialLimit = 20
+	}
+	if cfg.MaxLimit == 0 {
+		cfg.MaxLimit = 200
+	}
+	r := newKneeRun(t, cfg)
+	r.bound(kneeBase)
+	if r.alg.NoLoadLatency() != kneeBase {
+		t.Fatalf("base %v after the first window", r.alg.NoLoadLatency())
+	}
+	return r
+}
+
+func TestKneeLatencyAboveToleranceCutsInProportionAtMostByHalf(t *testing.T) {
+	for _, ratio := range []float64{1.4, 1.6, 2, 3, 10} {
+		r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+		before := r.alg.Estimate()
+		r.bound(scale(kneeBase, ratio))
+		got := r.alg.Estimate() / before
+		// A cut in proportion brings latency back to within the tolerance: to before/ratio
+		// times at most 1+tolerance, and never below half.
+		want := max(0.5, 1/ratio)
+		if got < want-1e-9 || got > max(0.5, (1+kneeMaxTol)/ratio) {
+			t.Errorf("latency %.1f times base: estimate %v -> %v (x%.3f), want x%.3f to x%.3f", ratio, before, r.alg.Estimate(), got, want, max(0.5, (1+kneeMaxTol)/ratio))
+		}
+		if ratio >= 3 && got != 0.5 {
+			t.Errorf("latency %.1f times base: x%.3f, want the cut capped at half", ratio, got)
+		}
+	}
+}
+
+func TestKneeLatencyWithinToleranceHoldsTheLimit(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+	before := r.alg.Estimate()
+	for i := range 7 { // windows 2 to 8: no drain
+		r.bound(scale(kneeBase, kneeHold))
+		if r.alg.Estimate() != before {
+			t.Fatalf("window %d at %.2f times base: estimate %v, want %v held", i+2, kneeHold, r.alg.Estimate(), before)
+		}
+	}
+	if r.alg.NoLoadLatency() != kneeBase {
+		t.Fatalf("base moved to %v", r.alg.NoLoadLatency())
+	}
+}
+
+func TestKneeDropsAboveTheNoLoadShareCutTheLimit(t *testing.T) {
+	// Base (and its share of drops, none) from the first window. A window at base whose drops
+	// stay within 5 points of that share does not cut; more does, by the excess, at most half.
+	for _, tc := range []struct {
+		drops float64
+		want  float64 // the factor applied to the estimate; 0: no cut
+	}{
+		{0.04, 0}, {0.10, 0.9}, {0.30, 0.7}, {0.9, 0.5},
+	} {
+		r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+		before := r.alg.Estimate()
+		r.dropping(kneeBase, tc.drops)
+		got := r.alg.Estimate() / before
+		if tc.want == 0 && got < 1 || tc.want != 0 && math.Abs(got-tc.want) > 0.01 {
+			t.Errorf("%.0f%% drops at base: estimate x%.3f, want x%v (0: no cut)", 100*tc.drops, got, tc.want)
+		}
+	}
+	// With drops already without load (4%), the share seen without load is the reference.
+	for _, tc := range []struct {
+		drops float64
+		cut   bool
+	}{{0.06, false}, {0.15, true}} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20})
+		r.dropping(kneeBase, 0.04)
+		before := r.alg.Estimate()
+		r.dropping(kneeBase, tc.drops)
+		if cut := r.alg.Estimate() < before; cut != tc.cut {
+			t.Errorf("%.0f%% drops after 4%% without load: estimate %v -> %v, want a cut: %v", 100*tc.drops, before, r.alg.Estimate(), tc.cut)
+		}
+	}
+}
+
+func TestKneeDropsCutEvenBeforeBase(t *testing.T) {
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20})
+	r.dropping(kneeBase, 0.5)
+	if r.alg.Estimate() != 10 {
+		t.Fatalf("estimate %v after a first window with half its calls dropped, want 10", r.alg.Estimate())
+	}
+}
+
+func TestKneeLightLoadKeepsRoomAboveTheCallsInFlight(t *testing.T) {
+	// No call rejected: the limit does not bind. When the calls in flight reach it, it makes
+	// room: 1.25 times the most calls in flight, so that light load is not rejected.
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	for _, tc := range []struct {
+		inFlight int
+		want     float64
+	}{
+		{20, 25},    // the first window also sets base
+		{25, 31.25}, // reached again
+		{31, 38.75},
+		{10, 38.75}, // far below: the limit stays
+		{38, 47.5},
+	} {
+		r.light(kneeBase, tc.inFlight)
+		if got := r.alg.Estimate(); math.Abs(got-tc.want) > 1e-9 {
+			t.Fatalf("window %d, %d calls in flight, none rejected: estimate %v, want %v", r.k, tc.inFlight, got, tc.want)
+		}
+	}
+}
+
+// kneeConfirmed returns a run whose base a drain has confirmed: a first window at kneeBase, seven
+// held windows at kneeHold times base (windows 2 to 8, no drain yet), the window ending at 9s,
+// which plans a drain, and the drained window (10s), whose latency did not follow the limit
+// down. It returns the run and the latency of those windows, which is now base.
+func kneeConfirmed(t *testing.T, cfg r4c.AdaptiveLimitConfig) (*kneeRun, time.Duration) {
+	t.Helper()
+	r := kneeAtBase(t, cfg)
+	lat := scale(kneeBase, kneeHold)
+	for r.k < 10 {
+		r.bound(lat)
+	}
+	return r, lat
+}
+
+func TestKneeLightLoadAtBaseNeverLowersTheLimit(t *testing.T) {
+	r, _ := kneeConfirmed(t, r4c.AdaptiveLimitConfig{})
+	before := r.alg.Estimate()
+	base := r.alg.NoLoadLatency()
+	// Forty windows of light load at base, across four drains of the grid: nothing to learn,
+	// nothing to drain.
+	for range 40 {
+		r.light(base, 5)
+		if r.alg.Estimate() != before {
+			t.Fatalf("window %d of light load (5 calls in flight, limit %v): estimate %v", r.k, before, r.alg.Estimate())
+		}
+	}
+}
+
+func TestKneeDrainUnderAQueueFallsOnTheGridAndTheLimitComesBack(t *testing.T) {
+	// Latency in the upper half of the tolerance while the limit binds: a queue that holds the
+	// limit, and that a drain can measure. The drain falls in the window that crosses a
+	// boundary of the wall clock's 10s grid, whatever the window's number: windows of the first
+	// run end at 1s, 2s, ...; those of the second at 6s, 7s, ...
+	for _, offset := range []time.Duration{0, 5 * time.Second} {
+		r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+		r.offset = offset
+		// kneeAtBase fed its first window at offset 0 (1s): from here on they follow the
+		// offset, which only moves them forward.
+		held := r.alg.Estimate()
+		lat := scale(kneeBase, kneeHold)
+		end := func() time.Duration { return r.offset + time.Duration(r.k)*time.Second }
+		for end() < 8*time.Second {
+			r.bound(lat)
+			if r.alg.Estimate() != held {
+				t.Fatalf("offset %v: window ending at %v: estimate %v, want %v held", offset, end(), r.alg.Estimate(), held)
+			}
+		}
+		r.bound(lat) // ends at 9s: the next window crosses 10s and drains
+		if end() != 9*time.Second {
+			t.Fatalf("window ends at %v", end())
+		}
+		if got, want := r.alg.Estimate(), held*0.85; math.Abs(got-want) > 1e-9 || r.alg.Limit() != int(want) {
+			t.Fatalf("offset %v: the window before the grid's boundary set estimate %v (limit %d), want a drain to %v", offset, got, r.alg.Limit(), want)
+		}
+		r.bound(lat) // the drained window: latency did not follow the limit down
+		if got := r.alg.Estimate(); got != held {
+			t.Fatalf("offset %v: estimate %v after the drained window, want %v back", offset, got, held)
+		}
+	}
+}
+
+func TestKneeNoDrainWhileLatencyStaysAboutBase(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{MaxLimit: 1000})
+	prev := r.alg.Estimate()
+	for range 35 {
+		r.bound(scale(kneeBase, 1.02))
+		if r.alg.Estimate() < prev {
+			t.Fatalf("window %d at base: estimate %v after %v", r.k, r.alg.Estimate(), prev)
+		}
+		prev = r.alg.Estimate()
+	}
+	if r.alg.Limit() != 1000 {
+		t.Fatalf("limit %d after 35 windows at base, want the maximum 1000", r.alg.Limit())
+	}
+}
+
+func TestKneeInelasticDrainSetsBaseAndRestoresTheLimit(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+	lat := scale(kneeBase, kneeHold)
+	for r.k < 9 {
+		r.bound(lat)
+	}
+	undrained := r.alg.Estimate() / 0.85
+	if r.alg.NoLoadLatency() != kneeBase {
+		t.Fatalf("base %v before the drain, want %v", r.alg.NoLoadLatency(), kneeBase)
+	}
+	// The drained window's latency is that of the windows before it: it did not follow the
+	// limit down, so it is the no-load latency (heavier calls, not a queue of ours).
+	r.bound(lat)
+	if got := r.alg.NoLoadLatency(); got < (kneeBase+lat)/2 || got > lat {
+		t.Fatalf("base %v after an inelastic drain at %v, want it most of the way from %v to %v", got, lat, kneeBase, lat)
+	}
+	if got := r.alg.Estimate(); math.Abs(got-undrained) > 1e-9 {
+		t.Fatalf("estimate %v after an inelastic drain, want %v back", got, undrained)
+	}
+	// That latency is now base: the limit grows again.
+	before := r.alg.Estimate()
+	r.bound(lat)
+	r.bound(lat)
+	if r.alg.Estimate() <= before {
+		t.Fatalf("estimate %v -> %v at the new base", before, r.alg.Estimate())
+	}
+}
+
+func TestKneeElasticDrainLowersBaseAndKeepsTheLowerLimit(t *testing.T) {
+	// A dependency of knee 10 under a limit of 20: the first window queues (twice the no-load
+	// latency of 50ms), and base starts too high, at 100ms. The limit creeps up into the
+	// tolerance and holds there until the drain of the grid, in which latency falls with the
+	// limit: a queue of ours. The drained window's latency becomes base, and the limit stays
+	// at the drained value.
+	m := kneeModel{c: 10, s: kneeBase, demand: 60}
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	for r.k < 9 {
+		r.model(m)
+	}
+	if got := r.alg.NoLoadLatency(); got != 2*kneeBase {
+		t.Fatalf("base %v before the drain, want %v (measured through the queue)", got, 2*kneeBase)
+	}
+	drained := r.alg.Estimate()
+	w := depWindow(r.alg.Limit(), m.c, m.s, m.demand, r.k+1)
+	r.model(m)
+	if got := r.alg.NoLoadLatency(); got != w.AvgLatency || got >= 2*kneeBase {
+		t.Fatalf("base %v after an elastic drain whose latency was %v, want that latency", got, w.AvgLatency)
+	}
+	if got := r.alg.Estimate(); got != drained {
+		t.Fatalf("estimate %v after an elastic drain, want %v kept", got, drained)
+	}
+}
+
+func TestKneeHeavierCallsMoveBaseAfterTwoCutsThatDoNotLowerLatency(t *testing.T) {
+	// Calls become 30% heavier: latency rises although nothing queues (the limit, 20, is below
+	// the knee, 40). Cuts do not lower it. After two such cuts (the second one two windows
+	// later: Knee holds one window in case latency lags), that latency is base and the limit
+	// stops falling. The dependency
+	// is fast (5ms) so that a window holds enough samples (4000) for its latency's response to
+	// a cut to stand out of the noise.
+	m := kneeModel{c: 40, s: 5 * time.Millisecond, demand: 60}
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	r.model(m)
+	m.s = scale(m.s, 1.3)
+	var cuts []float64
+	prev := r.alg.Estimate()
+	for range 4 {
+		r.model(m)
+		if e := r.alg.Estimate(); e < prev {
+			cuts = append(cuts, e)
+		}
+		prev = r.alg.Estimate()
+	}
+	if len(cuts) != 2 {
+		t.Fatalf("cuts to %v in the four windows after calls became heavier, want two", cuts)
+	}
+	if got := r.alg.NoLoadLatency(); math.Abs(float64(got)/float64(m.s)-1) > 0.02 {
+		t.Fatalf("base %v after two cuts that did not lower latency, want about %v", got, m.s)
+	}
+	// From here the limit grows back, and is cut again only when it passes the knee: a
+	// queue of ours.
+	for r.alg.Limit() <= int(m.c) {
+		if r.k > 30 {
+			t.Fatalf("limit %d after %d windows: it did not grow back to the knee %v", r.alg.Limit(), r.k, m.c)
+		}
+		r.model(m)
+		if r.alg.Estimate() < prev {
+			t.Fatalf("window %d: estimate %v after %v: a cut below the knee, although base is the latency", r.k, r.alg.Estimate(), prev)
+		}
+		prev = r.alg.Estimate()
+	}
+}
+
+func TestKneeIsDeterministicAndUpdateAllocatesNothing(t *testing.T) {
+	cfg := r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200}
+	a, b := newKneeAlg(t, cfg), newKneeAlg(t, cfg)
+	// Windows of a noisy dependency of knee 40 whose no-load latency moves between 40 and 60ms,
+	// with bursts of drops and windows of light load, fed to both.
+	state := uint64(7)
+	next := func(n uint64) uint64 {
+		state = state*6364136223846793005 + 1442695040888963407
+		return (state >> 33) % n
+	}
+	changes, bases := 0, map[time.Duration]bool{}
+	for k := 1; k <= 3000; k++ {
+		s := time.Duration(40+next(21)) * time.Millisecond
+		demand := 60.0
+		if next(10) == 0 {
+			demand = 10 // light load
+		}
+		w := depWindow(a.Limit(), 40, s, demand, k)
+		w.AvgLatency = scale(w.AvgLatency, 0.9+float64(next(201))/1000)
+		if next(20) == 0 {
+			w.Drops = w.Samples / 5
+			w.Dropped = true
+		}
+		before := a.Limit()
+		la, lb := a.Update(w), b.Update(w)
+		if la != lb || math.Float64bits(a.Estimate()) != math.Float64bits(b.Estimate()) || a.NoLoadLatency() != b.NoLoadLatency() {
+			t.Fatalf("window %d: %d %v %v vs %d %v %v", k, la, a.Estimate(), a.NoLoadLatency(), lb, b.Estimate(), b.NoLoadLatency())
+		}
+		if la != before {
+			changes++
+		}
+		bases[a.NoLoadLatency()] = true
+	}
+	if changes < 300 || len(bases) < 20 {
+		t.Fatalf("%d limit changes and %d values of base in 3000 windows: the test proves little", changes, len(bases))
+	}
+
+	windows := make([]r4c.WindowSummary, 64)
+	for i := range windows {
+		windows[i] = depWindow(20+i%30, 40, 50*time.Millisecond, 60, 3001+i)
+	}
+	i := 0
+	if allocs := testing.AllocsPerRun(1000, func() {
+		w := windows[i%len(windows)]
+		w.End = kneeEpoch.Add(time.Duration(3001+i) * time.Second)
+		a.Update(w)
+		i++
+	}); allocs != 0 {
+		t.Fatalf("Update allocates %v times", allocs)
+	}
+}
+
+// kneeClosedLoop runs a Knee (InitialLimit 20, MaxLimit 200) against the dependency model
+// for windows windows, the dependency of window k (from 1) being dep(k). It returns the run
+// and the limit after each window: limits[k-1] after window k.
+func kneeClosedLoop(t *testing.T, windows int, dep func(k int) kneeModel) (*kneeRun, []int) {
+	t.Helper()
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	limits := make([]int, 0, windows)
+	for k := 1; k <= windows; k++ {
+		limits = append(limits, r.model(dep(k)))
+	}
+	return r, limits
+}
+
+// kneeSteps is the dependency of the step tests: 50ms calls, a demand of 60 calls in flight, and
+// a knee of 40 for windows 1 to 60, 10 for windows 61 to 100, and 60 from window 101.
+func kneeSteps(k int) kneeModel {
+	m := kneeModel{c: 40, s: kneeBase, demand: 60}
+	switch {
+	case k > 100:
+		m.c = 60
+	case k > 60:
+		m.c = 10
+	}
+	return m
+}
+
+func median(v []int) int {
+	s := append([]int(nil), v...)
+	for i := range s { // insertion sort: a few dozen values
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[len(s)/2]
+}
+
+func TestKneeClosedLoopSettlesAtTheKnee(t *testing.T) {
+	_, limits := kneeClosedLoop(t, 60, kneeSteps)
+	if l := limits[59]; l < 36 || l > 60 {
+		t.Fatalf("limit %d after 60 windows against a knee of 40, want [36, 60]; limits %v", l, limits)
+	}
+	if m := median(limits[30:]); m < 36 || m > 60 {
+		t.Fatalf("median limit %d over windows 31 to 60, want [36, 60]; limits %v", m, limits)
+	}
+}
+
+func TestKneeClosedLoopFollowsAKneeThatDrops(t *testing.T) {
+	_, limits := kneeClosedLoop(t, 100, kneeSteps)
+	phase := limits[60:] // windows 61 to 100: knee 10
+	first := -1
+	for i, l := range phase {
+		if l < 15 {
+			first = i + 1
+			break
+		}
+	}
+	if first < 0 || first > 15 {
+		t.Fatalf("the knee fell from 40 to 10 at window 61: the limit went below 15 after %d windows, want 15 at most; limits %v", first, phase)
+	}
+	for i, l := range phase[first:] {
+		if l >= 15 {
+			t.Fatalf("window %d: limit %d back at or above 1.5 times the knee of 10; limits %v", 61+first+i, l, phase)
+		}
+	}
+}
+
+func TestKneeClosedLoopFollowsAKneeThatRises(t *testing.T) {
+	_, limits := kneeClosedLoop(t, 120, kneeSteps)
+	phase := limits[100:] // windows 101 to 120: knee 60
+	for _, l := range phase {
+		if l >= 54 {
+			return
+		}
+	}
+	t.Fatalf("the knee rose from 10 to 60 at window 101: the limit did not reach 54 in 20 windows; limits %v", phase)
+}
+
+func TestKneeClosedLoopKeepsTheLimitWhileCallsGetHeavier(t *testing.T) {
+	// The no-load latency triples from 50ms to 150ms over 120 windows; the knee stays at 40 and
+	// the demand at 60. Latency rises although nothing queues: the limit must not fall for it.
+	heavier := func(k int) kneeModel {
+		return kneeModel{c: 40, s: scale(kneeBase, math.Pow(3, float64(k-1)/119)), demand: 60}
+	}
+	r, limits := kneeClosedLoop(t, 120, heavier)
+	low, high := 0, 0
+	for _, l := range limits[20:] {
+		if l <= 32 {
+			low++
+		}
+		if l > 60 {
+			high++
+		}
+	}
+	if low > 10 || high > 0 {
+		t.Fatalf("windows 21 to 120: %d with a limit at or below 32 (0.8 times the knee), want 10 at most; %d above 60; limits %v", low, high, limits)
+	}
+	if got, want := r.alg.NoLoadLatency(), heavier(120).s; math.Abs(float64(got)/float64(want)-1) > 0.1 {
+		t.Fatalf("base %v after 120 windows, want within 10%% of the no-load latency %v", got, want)
+	}
+}
