@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resilience4cata/r4c"
 	"github.com/resilience4cata/r4c/internal/sim"
 )
 
@@ -114,6 +113,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts MarkdownOptions) error {
 		writeClassResults(&b, runs, class, opts)
 	}
 	writeSummary(&b, runs)
+	writeWeaknesses(&b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -283,30 +283,28 @@ callers cannot replace), so it cannot run on the simulated clock.
 
 // contenderDoc describes a contender of Contenders.
 func contenderDoc(c Contender) string {
-	switch c.Name {
-	case r4c.Knee.String():
-		return "ours (`r4c.Knee`): it seeks the knee of the dependency, the smallest concurrency at which the dependency delivers its full throughput."
-	case r4c.Gradient2.String():
-		return "ours (`r4c.Gradient2`, the default algorithm), from Netflix's `Gradient2Limit` (concurrency-limits 0.5.4)."
-	case r4c.AIMD.String():
-		return "ours (`r4c.AIMD`): Netflix's `AIMDLimit` (0.5.4), bit for bit."
-	case r4c.Vegas.String():
-		return "ours (`r4c.Vegas`): Netflix's `VegasLimit` (0.5.4), bit for bit."
-	case "envoy":
-		e := EnvoyConfig{}.withDefaults()
-		return fmt.Sprintf("Envoy's adaptive concurrency filter with its gradient controller, written "+
-			"into the bench from Envoy's documentation, not its code (`benchmarks/quality/envoy.go`), "+
-			"with the documentation's example settings: concurrency_update_interval %s, "+
-			"min_rtt_calc_params interval %s, request_count %d, jitter %g%%, min_concurrency %d, "+
-			"buffer %g%%, sample_aggregate_percentile %g%%, and max_concurrency_limit %d like ours "+
-			"(1000 by default in Envoy). Its percentiles are exact, where Envoy uses a histogram.",
-			duration(e.UpdateInterval), duration(e.MinRTTInterval), e.RequestCount, 100*e.Jitter,
-			e.MinConcurrency, 100*e.Buffer, 100*e.Percentile, e.MaxLimit)
+	if c.Doc != "" {
+		return c.Doc
 	}
 	if c.Peer {
 		return "a peer's algorithm, written into the bench."
 	}
 	return "ours."
+}
+
+// writeWeaknesses says where the bench shows each contender weak.
+func writeWeaknesses(b *strings.Builder, runs []Run) {
+	b.WriteString("\n## Where each is weak\n\n")
+	b.WriteString("What the tables and plots above show, contender by contender (figures are from this page's runs; other seeds move them by a few percent, and the replicas' fairness by more).\n\n")
+	seen := map[string]bool{}
+	for _, r := range runs {
+		c := r.Contender
+		if seen[c.Name] || c.Weak == "" {
+			continue
+		}
+		seen[c.Name] = true
+		fmt.Fprintf(b, "- **%s**: %s\n", c.Name, c.Weak)
+	}
 }
 
 func writeClassResults(b *strings.Builder, runs []Run, class string, opts MarkdownOptions) {

@@ -6,6 +6,7 @@
 package quality
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/resilience4cata/r4c"
@@ -18,11 +19,13 @@ type Contender struct {
 	// Peer reports a peer's algorithm written into the bench, as opposed to one of ours.
 	Peer bool
 	New  func(sc sim.Scenario) sim.NewLimiter
+	// Doc says what the contender is; Weak where the bench shows it weak (docs/quality.md).
+	Doc, Weak string
 }
 
 // adaptive is one of our algorithms with MaxLimit 200 and every other setting at its default.
-func adaptive(alg r4c.LimitAlgorithm) Contender {
-	return Contender{Name: alg.String(), New: func(sim.Scenario) sim.NewLimiter {
+func adaptive(alg r4c.LimitAlgorithm, doc, weak string) Contender {
+	return Contender{Name: alg.String(), Doc: doc, Weak: weak, New: func(sim.Scenario) sim.NewLimiter {
 		return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: alg, MaxLimit: 200})
 	}}
 }
@@ -31,18 +34,50 @@ func adaptive(alg r4c.LimitAlgorithm) Contender {
 // as it behaves without our drop guard, and Envoy's gradient controller with the
 // documentation's example settings (MaxLimit 200 like ours).
 func Contenders() []Contender {
+	e := EnvoyConfig{}.withDefaults()
 	return []Contender{
-		adaptive(r4c.Knee),
-		adaptive(r4c.Gradient2),
-		adaptive(r4c.AIMD),
-		adaptive(r4c.Vegas),
-		{Name: "gradient2-netflix", Peer: true, New: func(sim.Scenario) sim.NewLimiter {
-			// Netflix's Gradient2 end to end: our Gradient2 without the engine's drop guard.
-			return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2, MaxLimit: 200, DropGuard: r4c.Off})
-		}},
-		{Name: "envoy", Peer: true, New: func(sc sim.Scenario) sim.NewLimiter {
-			return Envoy(EnvoyConfig{Seed: sc.Seed})
-		}},
+		adaptive(r4c.Knee,
+			"ours (`r4c.Knee`): it seeks the knee of the dependency, the smallest concurrency at which the dependency delivers its full throughput.",
+			"Ten replicas with shares of 4 to 6 slots each hold limits whose sum is about 1.4 times the knee and whose shares drift apart (Jain's index from about 0.6 to 0.98 depending on the seed). "+
+				"After a large capacity increase (10 to 60 workers) it needs several windows to climb, and the phase's goodput falls to about 90%. "+
+				"While calls get heavier (the service time triples over two minutes) it re-measures base drain after drain and loses 11% to 15% of goodput. "+
+				"A cold start under overload costs latency (1.2 to 1.5 times the service time over the phase) while base is re-measured. "+
+				"Its drains cost about 1% of goodput under overload."),
+		adaptive(r4c.Gradient2,
+			"ours (`r4c.Gradient2`, the default algorithm): Netflix's `Gradient2Limit` (concurrency-limits 0.5.4), with the engine's drop guard, on by default, which keeps windows full of timeouts out of its long-term latency.",
+			"It tolerates 1.5 times its long-term latency by design and settles there: 1.3 to 2.3 times the knee. "+
+				"Its long-term latency (600 windows) remembers the lighter calls: once the service time has tripled it reads the slower calls as a queue and holds the limit at about half the knee (43% of the best goodput in the last drift phase). "+
+				"Replicas each tolerate the same queue, so their limits add up to about 3 times the knee."),
+		adaptive(r4c.AIMD,
+			"ours (`r4c.AIMD`): Netflix's `AIMDLimit` (0.5.4), bit for bit.",
+			"It sees only drops, so it grows until calls time out and settles 1.5 to 3 times above the knee, with latency up to the timeout. "+
+				"Under noisy latency a few calls time out in every window even without load: it backs off every window and collapses to its minimum."),
+		adaptive(r4c.Vegas,
+			"ours (`r4c.Vegas`): Netflix's `VegasLimit` (0.5.4), bit for bit.",
+			"Its no-load latency is the lowest window seen: under noisy latency a lucky window sets it low, every later window reads as a queue, and the limit collapses. "+
+				"After a capacity drop it comes down by log10 of the limit a window, so calls time out for tens of seconds. "+
+				"Replicas each keep their own queue of a few calls, which adds up to about 3 times the knee."),
+		{Name: "gradient2-netflix", Peer: true,
+			Doc:  "Netflix's `Gradient2Limit` end to end: our `r4c.Gradient2` with the drop guard off (`DropGuard: r4c.Off`).",
+			Weak: "With a timeout inside the limit, the timeout's latency becomes its long-term normal: from a cold start under overload it climbs to about 11 times the knee with nearly every call timing out; ten replicas add up to about 16 times the knee with almost no goodput.",
+			New: func(sim.Scenario) sim.NewLimiter {
+				return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2, MaxLimit: 200, DropGuard: r4c.Off})
+			}},
+		{Name: "envoy", Peer: true,
+			Doc: fmt.Sprintf("Envoy's adaptive concurrency filter with its gradient controller, written "+
+				"into the bench from Envoy's documentation, not its code (`benchmarks/quality/envoy.go`), "+
+				"with the documentation's example settings: concurrency_update_interval %s, "+
+				"min_rtt_calc_params interval %s, request_count %d, jitter %g%%, min_concurrency %d, "+
+				"buffer %g%%, sample_aggregate_percentile %g%%, and max_concurrency_limit %d like ours "+
+				"(1000 by default in Envoy). Its percentiles are exact, where Envoy uses a histogram.",
+				duration(e.UpdateInterval), duration(e.MinRTTInterval), e.RequestCount, 100*e.Jitter,
+				e.MinConcurrency, 100*e.Buffer, 100*e.Percentile, e.MaxLimit),
+			Weak: "It keeps a standing queue (its buffer of 25% plus a headroom of the square root of the limit): about 1.4 times the knee and the service time. " +
+				"Every minute it pins the limit to 3 until 50 calls have answered, rejecting calls it could serve, and under light load its limit grows without bound. " +
+				"Replicas measure their minimum latency at different times through each other's queues, so their limits add up to many times the knee.",
+			New: func(sc sim.Scenario) sim.NewLimiter {
+				return Envoy(EnvoyConfig{Seed: sc.Seed})
+			}},
 	}
 }
 
