@@ -3,13 +3,13 @@
 package r4ctest
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/heapq"
 )
 
 // Epoch is the instant at which every ManualClock starts.
@@ -22,8 +22,8 @@ type ManualClock struct {
 	now atomic.Int64 // nanoseconds since Epoch
 
 	mu      sync.Mutex
-	goal    int64 // the sum of every Advance so far: where the clock is heading
-	timers  timerHeap
+	goal    int64                    // the sum of every Advance so far: where the clock is heading
+	timers  *heapq.Heap[manualTimer] // made on first use, so the zero ManualClock works
 	seq     uint64
 	changed chan struct{} // closed and replaced whenever a timer is scheduled
 }
@@ -54,15 +54,15 @@ func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 	for {
 		c.mu.Lock()
-		if len(c.timers) == 0 || c.timers[0].when > target {
+		t := c.timersLocked().Min()
+		if t == nil || t.when > target {
 			if target > c.now.Load() { // never backwards, even with concurrent Advances
 				c.now.Store(target)
 			}
 			c.mu.Unlock()
 			return
 		}
-		t := heap.Pop(&c.timers).(*manualTimer)
-		t.index = -1
+		c.timers.Pop()
 		if t.when > c.now.Load() {
 			c.now.Store(t.when)
 		}
@@ -77,7 +77,7 @@ func (c *ManualClock) Advance(d time.Duration) {
 func (c *ManualClock) WaitPending(ctx context.Context, n int) error {
 	for {
 		c.mu.Lock()
-		if len(c.timers) >= n {
+		if c.timersLocked().Len() >= n {
 			c.mu.Unlock()
 			return nil
 		}
@@ -98,7 +98,23 @@ func (c *ManualClock) WaitPending(ctx context.Context, n int) error {
 func (c *ManualClock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.timers)
+	return c.timersLocked().Len()
+}
+
+// timersLocked returns the heap of pending timers, making it on first use. c.mu must be held.
+func (c *ManualClock) timersLocked() *heapq.Heap[manualTimer] {
+	if c.timers == nil {
+		c.timers = heapq.New(earlier, func(t *manualTimer) *int { return &t.index })
+	}
+	return c.timers
+}
+
+// earlier orders timers by due time, then creation.
+func earlier(a, b *manualTimer) bool {
+	if a.when != b.when {
+		return a.when < b.when
+	}
+	return a.seq < b.seq
 }
 
 // NewTimer returns a timer that sends the clock's time on its channel (buffered, capacity one)
@@ -135,12 +151,7 @@ func (t *manualTimer) Stop() bool {
 }
 
 func (t *manualTimer) unscheduleLocked() bool {
-	if t.index < 0 {
-		return false
-	}
-	heap.Remove(&t.c.timers, t.index)
-	t.index = -1
-	return true
+	return t.c.timersLocked().Remove(t)
 }
 
 func (t *manualTimer) Reset(d time.Duration) bool {
@@ -155,7 +166,7 @@ func (t *manualTimer) Reset(d time.Duration) bool {
 	t.when = c.now.Load() + int64(max(d, 0))
 	c.seq++
 	t.seq = c.seq
-	heap.Push(&c.timers, t)
+	c.timersLocked().Push(t)
 	if c.changed != nil {
 		close(c.changed)
 		c.changed = nil
@@ -173,32 +184,4 @@ func (t *manualTimer) fire() {
 	case t.ch <- t.c.Now():
 	default:
 	}
-}
-
-// timerHeap orders timers by due time, then creation.
-type timerHeap []*manualTimer
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].when != h[j].when {
-		return h[i].when < h[j].when
-	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *timerHeap) Push(x any) {
-	t := x.(*manualTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return t
 }

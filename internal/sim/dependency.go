@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"container/heap"
 	"math"
+
+	"github.com/resilience4cata/r4c/internal/heapq"
 )
 
 // Model is how the simulated dependency shares its capacity among the calls it holds.
@@ -51,9 +52,9 @@ type dependency interface {
 
 func newDependency(m Model, capacity int) dependency {
 	if m == FIFO {
-		return &fifo{capacity: capacity}
+		return &fifo{capacity: capacity, running: newJobHeap()}
 	}
-	return &ps{capacity: capacity}
+	return &ps{capacity: capacity, jobs: newJobHeap()}
 }
 
 // ps shares its workers equally: every call in service progresses at the same rate, so the
@@ -61,20 +62,20 @@ func newDependency(m Model, capacity int) dependency {
 // each call's virtual finishing time, and never touches calls that are not finishing.
 type ps struct {
 	capacity int
-	v        float64 // virtual time: work done per call since the start
-	last     int64   // the time v was last brought up to date
-	jobs     jobHeap // by virtual finishing time
+	v        float64          // virtual time: work done per call since the start
+	last     int64            // the time v was last brought up to date
+	jobs     *heapq.Heap[job] // by virtual finishing time
 }
 
 func (d *ps) rate() float64 {
-	if n := len(d.jobs); n > d.capacity {
+	if n := d.jobs.Len(); n > d.capacity {
 		return float64(d.capacity) / float64(n)
 	}
 	return 1
 }
 
 func (d *ps) catchUp(now int64) {
-	if len(d.jobs) > 0 {
+	if d.jobs.Len() > 0 {
 		d.v += float64(now-d.last) * d.rate()
 	}
 	d.last = now
@@ -83,7 +84,7 @@ func (d *ps) catchUp(now int64) {
 func (d *ps) add(now int64, j *job) {
 	d.catchUp(now)
 	j.finish = d.v + j.work
-	heap.Push(&d.jobs, j)
+	d.jobs.Push(j)
 }
 
 func (d *ps) cancel(now int64, j *job) {
@@ -91,28 +92,28 @@ func (d *ps) cancel(now int64, j *job) {
 		return
 	}
 	d.catchUp(now)
-	heap.Remove(&d.jobs, j.index)
+	d.jobs.Remove(j)
 }
 
 func (d *ps) next() int64 {
-	if len(d.jobs) == 0 {
+	if d.jobs.Len() == 0 {
 		return math.MaxInt64
 	}
-	left := (d.jobs[0].finish - d.v) / d.rate()
+	left := (d.jobs.Min().finish - d.v) / d.rate()
 	return d.last + int64(math.Ceil(max(0, left)))
 }
 
 func (d *ps) done(now int64) *job {
-	if len(d.jobs) == 0 {
+	if d.jobs.Len() == 0 {
 		return nil
 	}
 	d.catchUp(now)
 	// Rounding the finishing time up to a whole nanosecond leaves a call at most a fraction of
 	// a nanosecond of virtual time short.
-	if d.jobs[0].finish > d.v+1e-3 {
+	if d.jobs.Min().finish > d.v+1e-3 {
 		return nil
 	}
-	return heap.Pop(&d.jobs).(*job)
+	return d.jobs.Pop()
 }
 
 func (d *ps) setCapacity(now int64, c int) {
@@ -120,18 +121,18 @@ func (d *ps) setCapacity(now int64, c int) {
 	d.capacity = c
 }
 
-func (d *ps) load() int { return len(d.jobs) }
+func (d *ps) load() int { return d.jobs.Len() }
 
 // fifo serves calls in arrival order on capacity workers.
 type fifo struct {
 	capacity int
-	running  jobHeap // by finishing time
-	queue    []*job  // waiting, oldest first; cancelled ones are skipped when reached
-	queued   int     // calls in queue that are not cancelled
+	running  *heapq.Heap[job] // by finishing time
+	queue    []*job           // waiting, oldest first; cancelled ones are skipped when reached
+	queued   int              // calls in queue that are not cancelled
 }
 
 func (d *fifo) add(now int64, j *job) {
-	if len(d.running) < d.capacity {
+	if d.running.Len() < d.capacity {
 		d.start(now, j)
 		return
 	}
@@ -143,7 +144,7 @@ func (d *fifo) add(now int64, j *job) {
 func (d *fifo) start(now int64, j *job) {
 	j.queued = false
 	j.finish = float64(now) + j.work
-	heap.Push(&d.running, j)
+	d.running.Push(j)
 }
 
 func (d *fifo) cancel(now int64, j *job) {
@@ -152,15 +153,14 @@ func (d *fifo) cancel(now int64, j *job) {
 		j.queued = false
 		j.c = nil // skipped when it reaches the head of the queue
 		d.queued--
-	case j.index >= 0:
-		heap.Remove(&d.running, j.index)
+	case d.running.Remove(j):
 		d.fill(now)
 	}
 }
 
 // fill starts queued calls while workers are free.
 func (d *fifo) fill(now int64) {
-	for len(d.running) < d.capacity && len(d.queue) > 0 {
+	for d.running.Len() < d.capacity && len(d.queue) > 0 {
 		j := d.queue[0]
 		d.queue[0] = nil
 		d.queue = d.queue[1:]
@@ -176,17 +176,17 @@ func (d *fifo) fill(now int64) {
 }
 
 func (d *fifo) next() int64 {
-	if len(d.running) == 0 {
+	if d.running.Len() == 0 {
 		return math.MaxInt64
 	}
-	return int64(math.Ceil(d.running[0].finish))
+	return int64(math.Ceil(d.running.Min().finish))
 }
 
 func (d *fifo) done(now int64) *job {
-	if len(d.running) == 0 || d.running[0].finish > float64(now) {
+	if d.running.Len() == 0 || d.running.Min().finish > float64(now) {
 		return nil
 	}
-	j := heap.Pop(&d.running).(*job)
+	j := d.running.Pop()
 	d.fill(now)
 	return j
 }
@@ -196,29 +196,9 @@ func (d *fifo) setCapacity(now int64, c int) {
 	d.fill(now)
 }
 
-func (d *fifo) load() int { return len(d.running) + d.queued }
+func (d *fifo) load() int { return d.running.Len() + d.queued }
 
-// jobHeap orders calls by finish.
-type jobHeap []*job
-
-func (h jobHeap) Len() int           { return len(h) }
-func (h jobHeap) Less(i, j int) bool { return h[i].finish < h[j].finish }
-func (h jobHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *jobHeap) Push(x any) {
-	j := x.(*job)
-	j.index = len(*h)
-	*h = append(*h, j)
-}
-func (h *jobHeap) Pop() any {
-	old := *h
-	n := len(old)
-	j := old[n-1]
-	old[n-1] = nil
-	j.index = -1
-	*h = old[:n-1]
-	return j
+// newJobHeap returns a heap of calls by finish.
+func newJobHeap() *heapq.Heap[job] {
+	return heapq.New(func(a, b *job) bool { return a.finish < b.finish }, func(j *job) *int { return &j.index })
 }

@@ -11,7 +11,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/heapq"
 )
 
 // Phase is a stretch of a scenario with one capacity, service time and load.
@@ -90,7 +90,7 @@ type NewLimiter func(clock r4c.Clock, replica int) (Limiter, error)
 type Sim struct {
 	sc       Scenario
 	now      int64
-	events   eventHeap
+	events   *heapq.Heap[event]
 	seq      uint64
 	dep      dependency
 	limiters []Limiter
@@ -155,7 +155,7 @@ func Run(sc Scenario, newLimiter NewLimiter) (*Result, error) {
 	if sc.Backoff == 0 {
 		sc.Backoff = sc.Phases[0].Service
 	}
-	s := &Sim{sc: sc, dep: newDependency(sc.Model, sc.Phases[0].Capacity)}
+	s := &Sim{sc: sc, dep: newDependency(sc.Model, sc.Phases[0].Capacity), events: heapq.New(eventBefore, func(e *event) *int { return &e.index })}
 	s.res = newResult(&s.sc)
 	clock := Clock{s}
 	for i := range sc.Replicas {
@@ -175,8 +175,8 @@ func Run(sc Scenario, newLimiter NewLimiter) (*Result, error) {
 	end := s.res.end
 	for {
 		at := s.dep.next()
-		if len(s.events) > 0 && s.events[0].at < at {
-			at = s.events[0].at
+		if next := s.events.Min(); next != nil && next.at < at {
+			at = next.at
 		}
 		if at >= end {
 			break
@@ -186,10 +186,10 @@ func Run(sc Scenario, newLimiter NewLimiter) (*Result, error) {
 			s.finish(j)
 			continue
 		}
-		if len(s.events) == 0 || s.events[0].at > at {
+		if next := s.events.Min(); next == nil || next.at > at {
 			continue // a completion computed for this time, not quite due: the next pass takes it
 		}
-		ev := heap.Pop(&s.events).(*event)
+		ev := s.events.Pop()
 		if !ev.cancelled {
 			s.handle(ev)
 		}
@@ -217,7 +217,7 @@ func (sc *Scenario) check() error {
 func (s *Sim) schedule(at int64, kind eventKind, c *call) *event {
 	s.seq++
 	ev := &event{at: at, seq: s.seq, kind: kind, c: c}
-	heap.Push(&s.events, ev)
+	s.events.Push(ev)
 	return ev
 }
 
@@ -337,27 +337,5 @@ func (s *Sim) startPhase(i int) {
 	}
 }
 
-type eventHeap []*event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *eventHeap) Push(x any) {
-	e := x.(*event)
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *eventHeap) Pop() any {
-	old := *h
-	n := len(old)
-	e := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	return e
-}
+// eventBefore orders events by time, then by scheduling.
+func eventBefore(a, b *event) bool { return a.at < b.at || a.at == b.at && a.seq < b.seq }
