@@ -141,20 +141,5 @@ func TestKneeEngineFindsTheKneeAndFollowsItDown(t *testing.T) {
 
 	// The knee falls to 10: 6 times the demand the dependency serves without queueing.
 	m.c = 10
-	second := m.limits(30)
-	reached := -1
-	for i, l := range second {
-		if l < 15 {
-			reached = i + 1
-			break
-		}
-	}
-	if reached < 0 || reached > 15 {
-		t.Fatalf("the knee fell from 40 to 10: the limit went below 15 after %ds, want 15s at most; limits each second %v", reached, second)
-	}
-	for i, l := range second[reached:] {
-		if l >= 15 {
-			t.Fatalf("%ds after the knee fell: limit %d, back at 1.5 times the knee or more; limits each second %v", reached+i+1, l, second)
-		}
-	}
+	fallsBelow(t, m.limits(30), 15, 15, "the knee fell from 40 to 10", "seconds")
 }

@@ -549,20 +549,27 @@ func TestKneeClosedLoopSettlesAtTheKnee(t *testing.T) {
 
 func TestKneeClosedLoopFollowsAKneeThatDrops(t *testing.T) {
 	_, limits := kneeClosedLoop(t, 100, kneeSteps)
-	phase := limits[60:] // windows 61 to 100: knee 10
+	// Windows 61 to 100: knee 10.
+	fallsBelow(t, limits[60:], 15, 15, "the knee fell from 40 to 10 at window 61", "windows")
+}
+
+// fallsBelow fails t unless limits (one a step: a window, a second) go below bound within the
+// first steps and never come back up to it.
+func fallsBelow(t *testing.T, limits []int, bound, within int, what, steps string) {
+	t.Helper()
 	first := -1
-	for i, l := range phase {
-		if l < 15 {
+	for i, l := range limits {
+		if l < bound {
 			first = i + 1
 			break
 		}
 	}
-	if first < 0 || first > 15 {
-		t.Fatalf("the knee fell from 40 to 10 at window 61: the limit went below 15 after %d windows, want 15 at most; limits %v", first, phase)
+	if first < 0 || first > within {
+		t.Fatalf("%s: the limit went below %d after %d %s, want %d at most; limits %v", what, bound, first, steps, within, limits)
 	}
-	for i, l := range phase[first:] {
-		if l >= 15 {
-			t.Fatalf("window %d: limit %d back at or above 1.5 times the knee of 10; limits %v", 61+first+i, l, phase)
+	for i, l := range limits[first:] {
+		if l >= bound {
+			t.Fatalf("%s: %d %s later, limit %d back at %d or above; limits %v", what, first+i+1, steps, l, bound, limits)
 		}
 	}
 }
