@@ -43,8 +43,9 @@ type PhaseResult struct {
 	PerReplica []int
 	// Overloaded reports whether the load offered was above what the dependency can serve.
 	Overloaded bool
-	// Best is the most successful calls the phase allows: its offered load or the dependency's
-	// capacity, whichever is less, less the calls whose own work exceeds the timeout.
+	// Best is the most successful calls the phase allows: its offered load (in an open loop, the
+	// calls that arrived) or the dependency's capacity, whichever is less, less the calls whose
+	// own work exceeds the timeout.
 	Best float64
 	// Goodput is Succeeded/Best.
 	Goodput float64
@@ -141,11 +142,17 @@ func (r *Result) finish(s *Sim) {
 // best integrates, over the phase in steps of a tick, the most successful calls a second the
 // dependency allows: the load offered (open loop: the rate; closed loop: what the clients ask
 // when every call takes its mean work) or the capacity, whichever is less, times the share of
-// calls whose own work fits in the timeout.
+// calls whose own work fits in the timeout. An open loop's load is the arrivals drawn, not
+// their expected number: Poisson noise (about 0.5% over a 90-second phase at 400 calls a second)
+// would otherwise read as goodput gained or lost.
 func (r *Result) best(p *PhaseResult) {
 	sc := r.Scenario
 	ph := p.Phase
 	step := int64(sc.Tick)
+	drawn := 1.0
+	if expected := ph.Rate * ph.Duration.Seconds(); ph.Clients == 0 && expected > 0 && p.Offered > 0 {
+		drawn = float64(p.Offered) / expected
+	}
 	var best, service, demand, capacity float64
 	n := 0
 	for t := int64(0); t < int64(ph.Duration); t += step {
@@ -157,7 +164,7 @@ func (r *Result) best(p *PhaseResult) {
 			rate += float64(ph.Clients) / ((float64(ph.Think) + work) / float64(time.Second))
 		}
 		cap := float64(ph.Capacity) / (work / float64(time.Second))
-		best += ok * min(rate, cap) * dt
+		best += ok * min(rate*drawn, cap) * dt
 		service += s
 		demand += rate * dt
 		capacity += cap * dt

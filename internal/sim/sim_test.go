@@ -34,3 +34,24 @@ func TestDependencyModels(t *testing.T) {
 		}
 	}
 }
+
+// Under light open load with no limit in the way every call succeeds, so goodput is 1 whatever
+// the seed: the best counts the calls that arrived, not the number expected, whose Poisson
+// noise would read as goodput gained or lost.
+func TestGoodputCountsTheArrivalsDrawn(t *testing.T) {
+	for seed := range uint64(6) {
+		sc := Scenario{Model: PS, Seed: seed, Spread: Exponential{}, Timeout: time.Second,
+			Phases: []Phase{{Duration: 30 * time.Second, Capacity: 40, Service: 50 * time.Millisecond, Rate: 100}}}
+		res, err := Run(sc, FixedLimit(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Phases[0]
+		if p.Rejected != 0 || p.TimedOut != 0 || p.Overloaded {
+			t.Fatalf("seed %d: %d rejected, %d timed out, overloaded %v: want an easy phase", seed, p.Rejected, p.TimedOut, p.Overloaded)
+		}
+		if math.Abs(p.Goodput-1) > 0.002 {
+			t.Errorf("seed %d: goodput %.4f with every call served (%d of %d offered), want 1", seed, p.Goodput, p.Succeeded, p.Offered)
+		}
+	}
+}
