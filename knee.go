@@ -78,7 +78,7 @@ const (
 	kneeMaxTolerance = 0.25  // ... or more with noisy latency, up to this
 	kneeCutTarget    = 0.7   // cuts aim at base*(1+tolerance*kneeCutTarget)
 	kneeProbe        = 0.5   // the step up near the knee
-	kneeFirstGrowth  = 0.1   // growth after two clear windows, doubling each window after
+	kneeFirstGrowth  = 0.25  // growth after two clear windows, doubling each window after
 	kneeFastGrowth   = 0.5   // the most the limit grows in a window after a queue was seen
 	kneeStartup      = 1.0   // growth per clear window before any queue was seen
 	kneeDrainDepth   = 0.15  // a drain lowers the limit by this share
@@ -285,25 +285,28 @@ func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	case ratio > 1+tol/2:
 		// Within the tolerance: hold.
 	default:
-		// No queue: grow by 5% after one clear window, twice as much after each more, up
-		// to kneeFastGrowth, and by 5% at most near the last queue seen.
+		// No queue: probe after one clear window; after two, grow by kneeFirstGrowth,
+		// twice as much after each more, up to kneeFastGrowth; near the last queue seen,
+		// probe.
 		if !k.started && k.clear >= 1 {
-			// Startup: no queue seen yet. Grow by half each window while latency stays at base.
+			// Startup: no queue seen yet. Double the limit each window while latency stays at base.
 			k.set(k.est * (1 + kneeStartup))
 		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil {
 			// Near the knee: probe up by a constant step, the same for every replica of a
 			// service, so that cuts in proportion and equal steps up even out their shares.
 			k.set(k.est + kneeProbe)
 		} else {
-			// Clearly below the knee: double the growth each clear window, from 10%.
+			// Clearly below the knee: double the growth each clear window.
 			g := kneeFirstGrowth
 			for i := 2; i < k.clear && g < kneeFastGrowth; i++ {
 				g *= 2
 			}
 			k.set(k.est * (1 + min(g, kneeFastGrowth)))
 		}
-		if k.ceil > 0 && k.est > 1.1*k.ceil {
-			k.ceil = 0 // past the last queue without one: the knee has moved up
+		if k.ceil > 0 && (k.est > 1.1*k.ceil || k.clear >= 2 && k.confirmed) {
+			// Past the last queue without one, or clear windows at a base a drain has
+			// confirmed: the knee has moved up (or drift had eroded the limit).
+			k.ceil = 0
 		}
 	}
 	return k.plan(w)

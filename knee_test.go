@@ -147,13 +147,14 @@ func TestKneeAfterAQueueGrowsByProbesThenFasterUpToTheLastQueue(t *testing.T) {
 		t.Fatalf("estimate %v after latency 3 times base, want %v", cut, queued/2)
 	}
 	// Latency back at base: the first window steps up by a constant probe; then growth is
-	// 10%, then 20% (doubling each window at base), until the limit nears the one at which the
-	// queue was seen (0.85 of it): from there, probes again.
+	// 25%, then 50% (doubling each window at base, up to half), until the limit nears the one
+	// at which the queue was seen (0.85 of it): from there, probes again (no drain has
+	// confirmed base yet, so clear windows do not mean the knee has moved).
 	r.bound(kneeBase)
 	if got := r.alg.Estimate(); math.Abs(got-(cut+kneeProbeUp)) > 1e-9 {
 		t.Fatalf("first window at base after a queue: estimate %v, want %v", got, cut+kneeProbeUp)
 	}
-	for i, want := range []float64{1.1, 1.2} {
+	for i, want := range []float64{1.25, 1.5} {
 		prev := r.alg.Estimate()
 		r.bound(kneeBase)
 		if g := r.alg.Estimate() / prev; math.Abs(g-want) > 1e-9 {
@@ -292,6 +293,32 @@ func kneeConfirmed(t *testing.T, cfg r4c.AdaptiveLimitConfig) (*kneeRun, time.Du
 		r.bound(lat)
 	}
 	return r, lat
+}
+
+// Once a drain has confirmed base, two clear windows in a row near the limit at which the last
+// queue was seen mean the knee has moved up: the limit grows fast past that queue.
+func TestKneeConfirmedBaseGrowsPastTheLastQueue(t *testing.T) {
+	r, lat := kneeConfirmed(t, r4c.AdaptiveLimitConfig{})
+	queued := r.alg.Estimate()
+	r.bound(scale(lat, 1.5)) // a queue: cut, and the limit remembers where it was seen
+	if r.alg.Estimate() >= queued {
+		t.Fatalf("latency 1.5 times base: estimate %v, want a cut from %v", r.alg.Estimate(), queued)
+	}
+	var seen []float64
+	for range 5 {
+		r.bound(lat)
+		seen = append(seen, r.alg.Estimate())
+	}
+	// A probe near the queue after the first clear window, then the knee has moved: growth
+	// of 25%, then 50% a window, past the limit of the queue (and up to MaxLimit, 200).
+	for i := 1; i < len(seen); i++ {
+		if g := seen[i] / seen[i-1]; g < 1.25-1e-9 {
+			t.Fatalf("clear window %d at a confirmed base: growth x%.3f, want x1.25 or more; estimates %v", i+1, g, seen)
+		}
+	}
+	if last := seen[len(seen)-1]; last < 2*queued {
+		t.Fatalf("five clear windows after a queue at %v: estimate %v, want past twice that; estimates %v", queued, last, seen)
+	}
 }
 
 func TestKneeLightLoadAtBaseNeverLowersTheLimit(t *testing.T) {

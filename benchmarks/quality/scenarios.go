@@ -38,10 +38,10 @@ func Contenders() []Contender {
 	return []Contender{
 		adaptive(r4c.Knee,
 			"ours (`r4c.Knee`): it seeks the knee of the dependency, the smallest concurrency at which the dependency delivers its full throughput.",
-			"Ten replicas with shares of 4 to 6 slots each hold limits whose sum is about 1.4 times the knee and whose shares drift apart (Jain's index from about 0.6 to 0.98 depending on the seed). "+
-				"After a large capacity increase (10 to 60 workers) it needs several windows to climb, and the phase's goodput falls to about 90%. "+
-				"While calls get heavier (the service time triples over two minutes) it re-measures base drain after drain and loses 11% to 15% of goodput. "+
-				"A cold start under overload costs latency (1.2 to 1.5 times the service time over the phase) while base is re-measured. "+
+			"Ten replicas with shares of 4 to 6 slots each hold limits whose sum is about 1.4 to 1.5 times the knee, and their shares drift apart on some seeds (Jain's index from about 0.86 to 0.98). "+
+				"After a large capacity increase (10 to 60 workers) it needs several windows to climb, and the phase's goodput falls to about 92%. "+
+				"While calls get heavier (the service time triples over two minutes) base lags between drains and the limit sags below the knee: 94% to 96% of goodput. "+
+				"A cold start under overload costs latency (1.3 to 1.4 times the service time over the phase) and 4% to 5% of goodput while base is re-measured. "+
 				"Its drains cost about 1% of goodput under overload."),
 		adaptive(r4c.Gradient2,
 			"ours (`r4c.Gradient2`, the default algorithm): Netflix's `Gradient2Limit` (concurrency-limits 0.5.4), with the engine's drop guard, on by default, which keeps windows full of timeouts out of its long-term latency.",
