@@ -22,12 +22,7 @@ func TestParseDirective(t *testing.T) {
 	if err != nil || len(d.Attrs) != 1 || d.Attrs[0].Key != "timeout" || d.Attrs[0].Value != "2s" {
 		t.Fatalf("%+v %v", d, err)
 	}
-	for _, tc := range []struct {
-		text   string
-		code   string
-		offset int
-		part   string
-	}{
+	checkDirectiveErrors(t, []directiveErrorCase{
 		{"//r4c:adaptivelimit window=5x", "R4C-ATR-001", 27, "window=5x"},
 		{"//r4c:adaptivelimit maxLimt=5", "R4C-ATR-002", 20, "did you mean maxLimit"},
 		{"//r4c:adaptivlimit", "R4C-ATR-002", 6, "did you mean //r4c:adaptivelimit"},
@@ -39,18 +34,7 @@ func TestParseDirective(t *testing.T) {
 		{"//r4c:bulkhead maxConcurrent=1 maxConcurrent=2", "R4C-ATR-002", 31, "given twice"},
 		{"//r4c:fallback method=1x", "R4C-ATR-002", 15, "not a method name"},
 		{"//r4c:adaptivelimit dropOn=billing.Err-Nope", "R4C-ATR-002", 27, "not an error name"},
-	} {
-		_, err := r4c.ParseDirective(tc.text)
-		var de *r4c.DirectiveError
-		if !errors.As(err, &de) || de.Code != tc.code || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.part) || r4c.ErrorCode(err) != tc.code {
-			t.Errorf("%s: %v (offset %d), want %s at %d with %q", tc.text, err, func() int {
-				if de != nil {
-					return de.Offset
-				}
-				return -1
-			}(), tc.code, tc.offset, tc.part)
-		}
-	}
+	})
 	// Every problem of a directive at once.
 	_, err = r4c.ParseDirective("//r4c:adaptivelimit window=5x maxLimit=0 nope=1")
 	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 3 {
@@ -142,5 +126,30 @@ func TestOfFindsTheRegisteredWrapper(t *testing.T) {
 	}
 	if _, err := reg.AdaptiveLimit("r4c_test.greeter#Greet(context.Context,string)"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// directiveErrorCase is a directive that does not parse, and what its error must say.
+type directiveErrorCase struct {
+	text   string
+	code   string // the stable code, also through r4c.ErrorCode
+	offset int    // where the problem starts
+	part   string // a part of the message
+}
+
+// checkDirectiveErrors parses each directive and checks its error: a *r4c.DirectiveError with
+// the code, at the offset, with the part in its message.
+func checkDirectiveErrors(t *testing.T, cases []directiveErrorCase) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := r4c.ParseDirective(tc.text)
+		var de *r4c.DirectiveError
+		if !errors.As(err, &de) || de.Code != tc.code || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.part) || r4c.ErrorCode(err) != tc.code {
+			offset := -1
+			if de != nil {
+				offset = de.Offset
+			}
+			t.Errorf("%s: %v (offset %d), want %s at %d with %q", tc.text, err, offset, tc.code, tc.offset, tc.part)
+		}
 	}
 }

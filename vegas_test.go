@@ -1,7 +1,6 @@
 package r4c_test
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -349,23 +348,12 @@ func TestVegasDirective(t *testing.T) {
 	if err != nil || len(d.Attrs) != 4 || d.Attrs[1].Key != "alpha" || d.Attrs[2].Value != "6" {
 		t.Fatalf("%+v %v", d, err)
 	}
-	for _, tc := range []struct {
-		text   string
-		code   string
-		offset int
-		part   string
-	}{
+	checkDirectiveErrors(t, []directiveErrorCase{
 		{"//r4c:adaptivelimit alpha=6 beta=3", "R4C-ATR-009", 20, "alpha and beta out of order: alpha=6 is above beta=3"},
 		{"//r4c:adaptivelimit alpha=0", "R4C-ATR-002", 26, "alpha=0 is invalid: want at least 1"},
 		{"//r4c:adaptivelimit probeMultiplier=x", "R4C-ATR-002", 36, "an integer"},
 		{"//r4c:adaptivelimit algorithm=vega", "R4C-ATR-002", 30, "gradient2, aimd, vegas or knee"},
-	} {
-		_, err := r4c.ParseDirective(tc.text)
-		var de *r4c.DirectiveError
-		if !errors.As(err, &de) || de.Code != tc.code || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.part) {
-			t.Errorf("%s: %v, want %s at %d with %q", tc.text, err, tc.code, tc.offset, tc.part)
-		}
-	}
+	})
 	reg, _ := newRegistry(t)
 	const id = "shop.Client#Get()"
 	if _, err := r4c.NewWrappedMethod[string](reg, id, "Client#Get()", "//r4c:adaptivelimit algorithm=vegas alpha=3 beta=6"); err != nil {
