@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resilience4cata/r4c/internal/sim"
 )
@@ -442,5 +443,30 @@ func TestMeetsTargets(t *testing.T) {
 		if got := c.row.MeetsTargets(); got != c.want {
 			t.Errorf("%+v: MeetsTargets() = %v, want %v", c.row, got, c.want)
 		}
+	}
+}
+
+// Worst folds the runs of one phase into its worst figures, keeps phases apart, and counts
+// "never settled" as the worst settle time.
+func TestWorstFoldsSeeds(t *testing.T) {
+	row := func(phase int, good, settled, jain float64, settle time.Duration) Row {
+		return Row{Class: "c", Model: "ps", Contender: "k", Phase: phase, Goodput: good, Settled: settled,
+			Jain: jain, SettleTime: settle, MeanLat: settled, Seeds: 1}
+	}
+	got := Worst([]Row{
+		row(1, 0.99, 1.1, 0.97, time.Second),
+		row(2, 0.90, 1.0, 1.00, 0),
+		row(1, 0.95, 1.3, 0.99, -1),
+		row(1, 0.98, 1.2, 0.90, 2*time.Second),
+	})
+	if len(got) != 2 || got[0].Phase != 1 || got[1].Phase != 2 {
+		t.Fatalf("%+v: want phases 1 and 2, in that order", got)
+	}
+	w := got[0]
+	if w.Seeds != 3 || w.Goodput != 0.95 || w.Settled != 1.3 || w.MeanLat != 1.3 || w.Jain != 0.90 || w.SettleTime != -1 {
+		t.Fatalf("phase 1 folded into %+v, want 3 seeds, goodput 0.95, settled and latency 1.3, Jain 0.90, never settled", w)
+	}
+	if got[1].Seeds != 1 || got[1].Goodput != 0.90 {
+		t.Fatalf("phase 2: %+v", got[1])
 	}
 }

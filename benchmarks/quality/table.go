@@ -23,6 +23,7 @@ type Row struct {
 	SettleTime              time.Duration
 	Jain                    float64
 	Replicas                int // limiters sharing the dependency
+	Seeds                   int // runs behind the row: more than one in a row of Worst
 }
 
 // Rows returns one row per phase of every run.
@@ -32,7 +33,7 @@ func Rows(runs []Run) []Row {
 		for i, p := range r.Result.Phases {
 			row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Phase: i + 1,
 				Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled, Goodput: p.Goodput,
-				SettleTime: p.SettleTime, Jain: p.Jain, Replicas: r.Result.Scenario.Replicas}
+				SettleTime: p.SettleTime, Jain: p.Jain, Replicas: r.Result.Scenario.Replicas, Seeds: 1}
 			if p.MeanService > 0 {
 				row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
 				row.P99Lat = float64(p.P99Latency) / float64(p.MeanService)
@@ -47,6 +48,41 @@ func Rows(runs []Run) []Row {
 		}
 	}
 	return rows
+}
+
+// Worst folds the rows of the same class, model, contender and phase (runs of several seeds)
+// into one, with the worst value of each figure: the lowest goodput and Jain index, the
+// highest settled limit, latencies, shares of drops and rejections, and settle time. Rows keep
+// the order of their first appearance.
+func Worst(rows []Row) []Row {
+	type key struct {
+		class, model, contender string
+		phase                   int
+	}
+	at := map[key]int{}
+	var out []Row
+	for _, r := range rows {
+		k := key{r.Class, r.Model, r.Contender, r.Phase}
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(out)
+			out = append(out, r)
+			continue
+		}
+		w := &out[i]
+		w.Seeds += r.Seeds
+		w.Goodput = min(w.Goodput, r.Goodput)
+		w.Jain = min(w.Jain, r.Jain)
+		w.Settled = max(w.Settled, r.Settled)
+		w.MeanLat = max(w.MeanLat, r.MeanLat)
+		w.P99Lat = max(w.P99Lat, r.P99Lat)
+		w.DropShare = max(w.DropShare, r.DropShare)
+		w.Rejected = max(w.Rejected, r.Rejected)
+		if w.SettleTime >= 0 && (r.SettleTime < 0 || r.SettleTime > w.SettleTime) {
+			w.SettleTime = r.SettleTime
+		}
+	}
+	return out
 }
 
 // WriteText prints the rows as an aligned text table, grouped by scenario and phase.
