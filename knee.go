@@ -88,6 +88,7 @@ const (
 	kneeDrift        = 0.005 // how far (log) base may move in a window, one standard deviation
 	kneePrior        = 0.1   // the uncertainty (log) of the first measurement of base
 	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
+	kneeSlack        = 1.0   // calls of queue tolerated at the least, whatever the limit
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -403,13 +404,14 @@ func (k *KneeAlgorithm) learnNoise(prev, cur kneeWindow) {
 }
 
 // tolerance returns how far above base a window's latency may be before it counts as a queue:
-// kneeTolerance, or three standard deviations of the ratio of the window's mean latency to base,
-// whichever is more, up to kneeMaxTolerance.
+// kneeTolerance, three standard deviations of the ratio of the window's mean latency to base, or
+// a queue of kneeSlack calls over the limit, whichever is most, up to kneeMaxTolerance. The
+// last keeps a small limit from leaving workers idle between arrivals, and evens out replicas:
+// the smaller a share, the more it tolerates.
 func (k *KneeAlgorithm) tolerance(cur kneeWindow) float64 {
 	if cur.n == 0 {
 		return kneeMaxTolerance
 	}
-	// The ratio of a window's latency to base is as uncertain as both.
 	// The ratio of a window's latency to base is as uncertain as both, but for a limit that
 	// binds only the window's spread counts: replicas of a service then hold the same
 	// tolerance, which keeps their shares even, while a limit that does not bind (light
@@ -418,7 +420,7 @@ func (k *KneeAlgorithm) tolerance(cur kneeWindow) float64 {
 	if !cur.binding {
 		sd = math.Sqrt(sd*sd + k.varb)
 	}
-	return min(kneeMaxTolerance, max(kneeTolerance, 3*sd))
+	return min(kneeMaxTolerance, max(kneeTolerance, 3*sd, kneeSlack/max(1, k.est)))
 }
 
 // observe feeds base one measurement of the no-load latency: a window of n samples at or below

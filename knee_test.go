@@ -321,6 +321,28 @@ func TestKneeConfirmedBaseGrowsPastTheLastQueue(t *testing.T) {
 	}
 }
 
+// A small limit tolerates one call of queue at the least: a limit of 5 holds with latency 15%
+// above base, where a limit of 40 (10% tolerance) cuts. Between two arrivals a worker would
+// otherwise sit idle; and of replicas with unequal shares, the smaller tolerates more, which
+// evens them out. (Latency of 1ms: thousands of samples a window, so the window's own spread
+// asks for less than 10%.)
+func TestKneeSmallLimitToleratesOneCallOfQueue(t *testing.T) {
+	for _, tc := range []struct {
+		limit int
+		cut   bool
+	}{{5, false}, {40, true}} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: tc.limit, MaxLimit: tc.limit})
+		for range 3 {
+			r.bound(time.Millisecond) // base, and the limit stays at MaxLimit
+		}
+		before := r.alg.Estimate()
+		r.bound(scale(time.Millisecond, 1.15))
+		if cut := r.alg.Estimate() < before; cut != tc.cut || before != float64(tc.limit) {
+			t.Errorf("limit %d (estimate %v), latency 1.15 times base: estimate %v, want a cut: %v", tc.limit, before, r.alg.Estimate(), tc.cut)
+		}
+	}
+}
+
 func TestKneeLightLoadAtBaseNeverLowersTheLimit(t *testing.T) {
 	r, _ := kneeConfirmed(t, r4c.AdaptiveLimitConfig{})
 	before := r.alg.Estimate()
