@@ -133,7 +133,7 @@ The page and its plots are generated; from the repository's root:
 
 The command also prints the figures as a text table. The simulation is deterministic and the
 page carries no date, so running the command again on the same code writes the same bytes.
-Its figures are one run of each scenario: with `+"`-seeds N`"+` the command also runs N-1 other
+Its figures are one run of each scenario: with ` + "`-seeds N`" + ` the command also runs N-1 other
 variants of each (other arrivals and work, the same phases) and prints the worst figure of
 each phase over them, and how many phases each contender meets the targets in every time.
 `)
