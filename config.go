@@ -41,8 +41,8 @@ const (
 // defaultAlgorithm is the built-in default of AdaptiveLimitConfig.Algorithm.
 const defaultAlgorithm = Gradient2
 
-// String returns the algorithm's configuration name: "gradient2", "aimd" or "vegas" ("" when
-// unset).
+// String returns the algorithm's configuration name: "gradient2", "aimd", "vegas" or "knee" (""
+// when unset).
 func (a LimitAlgorithm) String() string {
 	if a == 0 {
 		return ""
@@ -68,18 +68,23 @@ func parseAlgorithm(text string) (LimitAlgorithm, bool) {
 	return 0, false
 }
 
-// algorithmNames lists the configuration names of the algorithms: "gradient2, aimd or vegas".
-func algorithmNames() string {
+// algorithmNames lists the configuration names of the algorithms: "gradient2, aimd, vegas or
+// knee".
+func algorithmNames() string { return listAlgorithms(func(n string) string { return n }, " or ") }
+
+// listAlgorithms lists the configuration names of the algorithms, each through format, the last
+// two joined by conj: "gradient2, aimd, vegas or knee".
+func listAlgorithms(format func(name string) string, conj string) string {
 	var names []string
 	for _, info := range algorithms {
 		if info.build != nil {
-			names = append(names, info.name)
+			names = append(names, format(info.name))
 		}
 	}
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + conj + names[len(names)-1]
 }
 
 // smoothingDefault describes the built-in default of Smoothing, which depends on the algorithm:
@@ -141,7 +146,7 @@ const NoQueue = -1
 // AdaptiveLimitConfig configures an adaptive concurrency limit (SPEC 2.3). A zero field means
 // "not set here": the next layer's value applies, down to the built-in defaults shown below.
 type AdaptiveLimitConfig struct {
-	// Algorithm is Gradient2 (default), AIMD or Vegas.
+	// Algorithm is Gradient2 (default), AIMD, Vegas or Knee.
 	Algorithm LimitAlgorithm
 	// InitialLimit is the limit before the first window completes (default 20).
 	InitialLimit int

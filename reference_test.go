@@ -154,15 +154,9 @@ func renderPolicy[C any](b *bytes.Buffer, spec *policySpec[C]) {
 }
 
 // algorithmNamesMarkdown lists the algorithms' configuration names in code spans:
-// `gradient2`, `aimd` and `vegas`.
+// `gradient2`, `aimd`, `vegas` and `knee`.
 func algorithmNamesMarkdown() string {
-	var names []string
-	for _, info := range algorithms {
-		if info.build != nil {
-			names = append(names, "`"+info.name+"`")
-		}
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return listAlgorithms(func(n string) string { return "`" + n + "`" }, " and ")
 }
 
 func goTypeName(t reflect.Type) string {
