@@ -27,7 +27,6 @@ import (
 // It is deterministic: it draws nothing at random. It is not safe for concurrent use on its own;
 // the engine calls it under its window lock.
 type KneeAlgorithm struct {
-	id       int
 	est      float64 // the limit estimate; the limit is its truncation
 	min, max float64
 	window   time.Duration // the configured window: drains are planned in its units
@@ -52,12 +51,11 @@ type KneeAlgorithm struct {
 	confirmed  bool    // a drain has found base: until then every replica drains on the grid
 	step       float64 // the factor by which the last window changed the limit (1: none)
 
-	prev     kneeWindow
-	older    kneeWindow // the window before prev
-	drainOf  float64    // the estimate a drain window lowered; 0 when not draining
-	drainAll bool       // the current drain is on the coarse grid: every replica drains
-	depth    float64    // the depth of the current drain
-	windows  int64      // windows since the last drain
+	prev    kneeWindow
+	older   kneeWindow // the window before prev
+	drainOf float64    // the estimate a drain window lowered; 0 when not draining
+	depth   float64    // the depth of the current drain
+	windows int64      // windows since the last drain
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -336,8 +334,8 @@ func (k *KneeAlgorithm) set(v float64) {
 
 // plan decides whether the next window drains, and returns the limit for it. Drains fall on a
 // grid of the wall clock, so that the replicas of a service drain together and see the
-// dependency without each other's queues: every kneeDrainEvery windows, every two while base
-// is in doubt. There is no drain while latency stays about base (nothing to learn) or while the
+// dependency without each other's queues: at most every kneeDrainEvery windows, and off the
+// grid only after four times that without one. There is no drain while latency stays about base (nothing to learn) or while the
 // limit grows. A limit that does not bind drains from the calls in flight.
 func (k *KneeAlgorithm) plan(w WindowSummary) int {
 	cur := k.prev
@@ -351,7 +349,6 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 	}
 	observe := !k.suspect && k.calm <= quiet && (k.confirmed || !cur.binding && !k.started)
 	period := int64(kneeDrainEvery) * int64(k.window)
-	coarse := period
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
 	if now/period == next/period && k.windows < 4*kneeDrainEvery {
@@ -360,8 +357,8 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 	if observe {
 		// Nothing to learn from draining this limit, but other replicas may drain: watch
 		// the window as a drain, without lowering the limit.
-		if now/coarse != next/coarse && !cur.binding {
-			k.drainOf, k.depth, k.drainAll = k.est, 0, true
+		if now/period != next/period && !cur.binding {
+			k.drainOf, k.depth = k.est, 0
 		}
 		return int(k.est)
 	}
@@ -370,7 +367,6 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 		k.depth *= 2
 	}
 	k.drainOf = k.est
-	k.drainAll = now/coarse != next/coarse
 	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
 	k.windows = 0
 	k.suspect = false
