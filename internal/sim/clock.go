@@ -4,10 +4,12 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/r4ctest"
 )
 
-// Epoch is the wall time at which every simulation starts.
-var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+// Epoch is the wall time at which every simulation starts: the manual clock's, a whole number
+// of Knee's drain periods since the Unix epoch.
+var Epoch = r4ctest.Epoch
 
 // Clock is the simulation's r4c.Clock: it reads the simulated time, and its timers are events of
 // the simulation, fired in order by the event loop. It is not safe for concurrent use: a
