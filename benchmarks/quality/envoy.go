@@ -25,32 +25,23 @@ type EnvoyConfig struct {
 }
 
 func (c EnvoyConfig) withDefaults() EnvoyConfig {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&c.UpdateInterval, 100*time.Millisecond)
-	def(&c.MinRTTInterval, 60*time.Second)
-	if c.RequestCount == 0 {
-		c.RequestCount = 50
-	}
-	if c.Jitter == 0 {
-		c.Jitter = 0.15
-	}
-	if c.MinConcurrency == 0 {
-		c.MinConcurrency = 3
-	}
-	if c.Buffer == 0 {
-		c.Buffer = 0.25
-	}
-	if c.MaxLimit == 0 {
-		c.MaxLimit = 200
-	}
-	if c.Percentile == 0 {
-		c.Percentile = 0.5
-	}
+	orDefault(&c.UpdateInterval, 100*time.Millisecond)
+	orDefault(&c.MinRTTInterval, 60*time.Second)
+	orDefault(&c.RequestCount, 50)
+	orDefault(&c.Jitter, 0.15)
+	orDefault(&c.MinConcurrency, 3)
+	orDefault(&c.Buffer, 0.25)
+	orDefault(&c.MaxLimit, 200)
+	orDefault(&c.Percentile, 0.5)
 	return c
+}
+
+// orDefault sets *v to d when it is zero (unset).
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
 }
 
 // Envoy returns limiters that follow the rules of Envoy's gradient controller, written from
