@@ -1,7 +1,8 @@
 // Package sim is a discrete-event simulation of clients, adaptive limits and a dependency, on a
 // simulated clock: minutes of traffic in a fraction of a second of real time, the same result
-// for the same scenario on every run. The demo (cmd/r4c-demo) and the quality bench
-// (benchmarks/quality) drive it.
+// for the same scenario on every run. The quality bench (benchmarks/quality) drives it. The demo
+// (cmd/r4c-demo) has a smaller simulation of its own, which sends its calls through
+// Pipeline.ExecuteAsync and the manual clock.
 //
 // A scenario has one dependency (processor sharing or a FIFO pool of workers, whose knee is its
 // number of workers), one or more replicas each with its own limiter in front of it, and a load
