@@ -47,15 +47,18 @@ type KneeAlgorithm struct {
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
 	inelastic  int     // cuts in a row after which latency did not fall
 	held       bool    // a cut was held back to see whether latency falls without it
+	dropped    bool    // the last window had a few drops too many, under no sign of a queue
 	started    bool    // a queue has been seen: the startup's fast growth is over
 	confirmed  bool    // a drain has found base: until then every replica drains on the grid
 	step       float64 // the factor by which the last window changed the limit (1: none)
 
 	prev    kneeWindow
-	older   kneeWindow // the window before prev
-	drainOf float64    // the estimate a drain window lowered; 0 when not draining
-	depth   float64    // the depth of the current drain
-	windows int64      // windows since the last drain
+	older   kneeWindow    // the window before prev
+	pooled  WindowSummary // a window too short to decide on, pooled with the next
+	drainOf float64       // the estimate a drain window lowered; 0 when not draining
+	depth   float64       // the depth of the current drain
+	windows int64         // windows since the last drain
+	elapsed float64       // time (ns) from the first window's start, until base is first measured
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -87,6 +90,7 @@ const (
 	kneePrior        = 0.1   // the uncertainty (log) of the first measurement of base
 	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
 	kneeSlack        = 1.0   // calls of queue tolerated at the least, whatever the limit
+	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -104,6 +108,50 @@ func (k *KneeAlgorithm) NoLoadLatency() time.Duration { return time.Duration(k.b
 
 // Update applies one window.
 func (k *KneeAlgorithm) Update(w WindowSummary) int {
+	if k.pooled.Samples > 0 {
+		w = pool(k.pooled, w)
+		k.pooled = WindowSummary{}
+	}
+	if k.base > 0 && k.noiseN > 0 && k.unresolved(w) {
+		// Too few samples to tell a queue from noise: decide on this window and the next
+		// together, as one longer window.
+		k.pooled = w
+		return int(k.est)
+	}
+	return k.decide(w)
+}
+
+// unresolved reports whether a window has too few samples for its mean latency to resolve the
+// largest tolerance (three standard deviations of it above kneeMaxTolerance), and shows no
+// clear overload that cannot wait: drops well above base's share, or latency far above base.
+func (k *KneeAlgorithm) unresolved(w WindowSummary) bool {
+	n := float64(w.Samples)
+	sd := k.spread(n)
+	if 3*sd <= kneeMaxTolerance || w.Samples == 0 {
+		return false
+	}
+	if float64(w.Drops)/n-k.baseDrop > 0.05+3*math.Sqrt(0.25/n) {
+		return false
+	}
+	return math.Log(float64(max(1, w.AvgLatency))/k.expected()) < 3*sd+kneeMaxTolerance
+}
+
+// pool merges two consecutive windows into one.
+func pool(a, b WindowSummary) WindowSummary {
+	n := a.Samples + b.Samples
+	if n > 0 {
+		b.AvgLatency = time.Duration((float64(a.AvgLatency)*float64(a.Samples) + float64(b.AvgLatency)*float64(b.Samples)) / float64(n))
+	}
+	b.Samples = n
+	b.Drops += a.Drops
+	b.Dropped = b.Dropped || a.Dropped
+	b.Rejected += a.Rejected
+	b.MaxInFlight = max(a.MaxInFlight, b.MaxInFlight)
+	b.Duration += a.Duration
+	return b
+}
+
+func (k *KneeAlgorithm) decide(w WindowSummary) int {
 	lat := float64(max(1, w.AvgLatency))
 	cur := kneeWindow{
 		lat:       lat,
@@ -131,7 +179,18 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 
 	// Drops above the share seen without load are overload, whatever the latency says (a
 	// timed-out call's latency is the timeout, which may look like a normal latency).
-	if excess := drops - k.baseDrop; excess > 0.05 {
+	// Only an excess beyond the noise of the window's count counts. Under a limit that does not
+	// bind and latency about base, a few more drops than usual may be the dependency's own
+	// (calls whose work outlasts the timeout): they count when the next window has them too.
+	excess := drops - k.baseDrop
+	dropped := excess > 0.05+2*math.Sqrt(drops*(1-drops)/max(1, cur.n))
+	if dropped && !k.dropped && !cur.binding && k.base > 0 && excess < 0.2 && lat < k.expected()*(1+tol) {
+		k.dropped = true
+		dropped = false
+	} else if !dropped {
+		k.dropped = false
+	}
+	if dropped {
 		if cur.drain {
 			k.drainOf = 0
 		}
@@ -147,7 +206,7 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 		return k.plan(w)
 	}
 	if k.base == 0 {
-		if cur.touched {
+		if k.elapsed += float64(w.Duration); cur.touched && k.elapsed >= kneeSpan*lat {
 			// A first guess, uncertain: the first windows may already queue.
 			k.observe(lat, drops, cur.n)
 		}
@@ -389,9 +448,13 @@ func (k *KneeAlgorithm) learnNoise(prev, cur kneeWindow) {
 	d2 := math.Abs(math.Log(cur.lat) - 2*math.Log(prev.lat) + math.Log(older.lat))
 	cv := d2 * 1.2533 / math.Sqrt(1/older.n+4/prev.n+1/cur.n)
 	if k.noiseN < 8 {
-		// The first eight: a plain mean.
+		// The first eight: a plain mean, with the prior (the spread of exponential service
+		// times) counted as one of them, since one measurement may be far off either way.
 		k.noiseN++
-		k.noise += (cv - k.noise) / float64(k.noiseN)
+		if k.noiseN == 1 {
+			k.noise = 1
+		}
+		k.noise += (cv - k.noise) / float64(k.noiseN+1)
 		return
 	}
 	// Then a robust average: one wild difference (a replica elsewhere changed its limit)

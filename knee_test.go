@@ -657,3 +657,96 @@ func TestKneeClosedLoopKeepsTheLimitWhileCallsGetHeavier(t *testing.T) {
 		t.Fatalf("base %v after 120 windows, want within 10%% of the no-load latency %v", got, want)
 	}
 }
+
+// The calls that end in the first windows after a start are the short ones: base is first
+// measured once the windows so far span ten times the window's latency (4s at 400ms).
+func TestKneeFirstMeasurementWaitsUntilLongCallsCanEnd(t *testing.T) {
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	slow := 400 * time.Millisecond
+	for i := 1; i <= 3; i++ {
+		r.bound(slow)
+		if r.alg.NoLoadLatency() != 0 || r.alg.Estimate() != 20 {
+			t.Fatalf("after %ds of calls of %v: base %v, estimate %v; want no base yet and the limit kept",
+				i, slow, r.alg.NoLoadLatency(), r.alg.Estimate())
+		}
+	}
+	r.bound(slow)
+	if r.alg.NoLoadLatency() != slow {
+		t.Fatalf("after 4s of calls of %v: base %v, want %v", slow, r.alg.NoLoadLatency(), slow)
+	}
+}
+
+// kneeWithNoise returns a run with base 50ms and a limit of 50 whose spread of latency has been
+// measured once: a first window of light load that reaches the limit of 40 (base, and room
+// above it: 50), then three like windows of light load, whose spread of 0, averaged with the
+// prior of 1, gives 0.5 a call.
+func kneeWithNoise(t *testing.T) *kneeRun {
+	t.Helper()
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 40, MaxLimit: 200})
+	r.light(kneeBase, 40)
+	for range 3 {
+		r.light(kneeBase, 10)
+	}
+	if r.alg.NoLoadLatency() != kneeBase || r.alg.Estimate() != 50 {
+		t.Fatalf("base %v, estimate %v after three windows of light load", r.alg.NoLoadLatency(), r.alg.Estimate())
+	}
+	return r
+}
+
+// A window too short to tell a queue from noise (20 samples of a spread of 0.5: its mean
+// varies by 11%) is pooled with the next, and the rules run on the two together.
+func TestKneePoolsWindowsTooShortToTellAQueueFromNoise(t *testing.T) {
+	r := kneeWithNoise(t)
+	short := func(lat time.Duration) int {
+		return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: 50, Samples: 20, Rejected: 10})
+	}
+	short(scale(kneeBase, 1.35))
+	if r.alg.Estimate() != 50 {
+		t.Fatalf("a short window at 1.35 times base: estimate %v, want 50 kept until the next", r.alg.Estimate())
+	}
+	// Pooled: 40 samples vary by 8%, so 1.35 times base is a queue: a cut.
+	short(scale(kneeBase, 1.35))
+	if got := r.alg.Estimate(); got >= 50 || got < 25 {
+		t.Fatalf("two short windows at 1.35 times base: estimate %v, want a cut from 50", got)
+	}
+
+	// A short window far above base is a queue at once.
+	r = kneeWithNoise(t)
+	short(scale(kneeBase, 3))
+	if got := r.alg.Estimate(); got != 25 {
+		t.Fatalf("a short window at 3 times base: estimate %v, want 25 (cut by half at once)", got)
+	}
+	// And so is one whose drops are far above base's share.
+	r = kneeWithNoise(t)
+	r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 50, Samples: 20, Drops: 12, Dropped: true, Rejected: 10})
+	if got := r.alg.Estimate(); got != 25 {
+		t.Fatalf("a short window with 60%% drops: estimate %v, want 20", got)
+	}
+}
+
+// Under a limit that does not bind and latency at base, a few more drops than usual (the
+// dependency's own calls that outlast the timeout) cut the limit only when the next window has
+// them too; a window without them forgets the first.
+func TestKneeFewExtraDropsUnderLightLoadCountTwiceInARow(t *testing.T) {
+	r := kneeWithNoise(t)
+	lightDrops := func(share float64) {
+		n := int(10 / kneeBase.Seconds())
+		r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 10, Samples: n, Drops: int(share * float64(n)), Dropped: share > 0})
+	}
+	lightDrops(0.12)
+	lightDrops(0)
+	lightDrops(0.12)
+	if r.alg.Estimate() != 50 {
+		t.Fatalf("12%% drops in two windows apart, under light load: estimate %v, want 50 kept", r.alg.Estimate())
+	}
+	lightDrops(0.12)
+	if r.alg.Estimate() >= 50 {
+		t.Fatalf("12%% drops in two windows in a row, under light load: estimate %v, want a cut", r.alg.Estimate())
+	}
+	// Many drops count at once.
+	r = kneeWithNoise(t)
+	lightDrops(0.3)
+	if r.alg.Estimate() >= 50 {
+		t.Fatalf("30%% drops under light load: estimate %v, want a cut at once", r.alg.Estimate())
+	}
+}
