@@ -34,16 +34,7 @@ const (
 
 func newKneeAlg(t *testing.T, cfg r4c.AdaptiveLimitConfig) *r4c.KneeAlgorithm {
 	t.Helper()
-	cfg.Algorithm = r4c.Knee
-	alg, err := r4c.NewAdaptiveAlgorithm(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, ok := alg.(*r4c.KneeAlgorithm)
-	if !ok {
-		t.Fatalf("Knee is %T", alg)
-	}
-	return k
+	return newAlgorithm[*r4c.KneeAlgorithm](t, r4c.Knee, cfg)
 }
 
 // kneeModel is the dependency of the closed-loop tests: a knee of c calls and a no-load latency

@@ -18,14 +18,20 @@ const ms = time.Millisecond
 
 func newVegas(t *testing.T, cfg r4c.AdaptiveLimitConfig) *r4c.VegasAlgorithm {
 	t.Helper()
-	cfg.Algorithm = r4c.Vegas
-	alg, err := r4c.NewAdaptiveAlgorithm(cfg)
+	return newAlgorithm[*r4c.VegasAlgorithm](t, r4c.Vegas, cfg)
+}
+
+// newAlgorithm returns the standalone algorithm alg, configured by cfg, as its concrete type A.
+func newAlgorithm[A r4c.AdaptiveAlgorithm](t *testing.T, alg r4c.LimitAlgorithm, cfg r4c.AdaptiveLimitConfig) A {
+	t.Helper()
+	cfg.Algorithm = alg
+	a, err := r4c.NewAdaptiveAlgorithm(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := alg.(*r4c.VegasAlgorithm)
+	v, ok := a.(A)
 	if !ok {
-		t.Fatalf("Vegas is %T", alg)
+		t.Fatalf("%v is %T", alg, a)
 	}
 	return v
 }
