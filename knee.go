@@ -80,7 +80,7 @@ const (
 	kneeCutTarget    = 0.7   // cuts aim at base*(1+tolerance*kneeCutTarget)
 	kneeProbe        = 0.5   // the step up near the knee
 	kneeFirstGrowth  = 0.25  // growth after two clear windows, doubling each window after
-	kneeFastGrowth   = 0.5   // the most the limit grows in a window after a queue was seen
+	kneeFastGrowth   = 1.0   // the most the limit grows in a window after a queue was seen
 	kneeStartup      = 1.0   // growth per clear window before any queue was seen
 	kneeDrainDepth   = 0.15  // a drain lowers the limit by this share
 	kneeDrainEvery   = 10    // windows between drains on the wall clock's grid
