@@ -92,7 +92,7 @@ type BulkheadHandle struct {
 	reg       *Registry
 
 	mu      sync.Mutex // with MaxWait: guards inFlight changes and waiters
-	waiters list.List  // of chan struct{}, closed when handed a slot
+	waiters list.List  // of *bulkheadWaiter, in arrival order
 }
 
 func newBulkhead(reg *Registry, id string) func(BulkheadConfig) *BulkheadHandle {
@@ -107,50 +107,88 @@ func newBulkhead(reg *Registry, id string) func(BulkheadConfig) *BulkheadHandle 
 	}
 }
 
-// acquire takes a slot, waiting up to MaxWait, or returns the rejection or ctx's error.
-func (b *BulkheadHandle) acquire(ctx context.Context) error {
+// bulkheadWaiter is a call waiting for a slot: a synchronous one waits on ready, which is
+// closed when it is handed a slot; an asynchronous one is handed its slot by a call of grant,
+// in the goroutine that freed it.
+type bulkheadWaiter struct {
+	ready  chan struct{}
+	grant  func()
+	elem   *list.Element
+	queued bool // in waiters; false once handed a slot or removed (guarded by mu)
+}
+
+// tryAcquire takes a slot if one is free at once (and nobody waits for one). Without MaxWait a
+// call that finds none is rejected: tryAcquire then returns the rejection.
+func (b *BulkheadHandle) tryAcquire() (bool, error) {
 	if b.maxWait == 0 {
 		// Lock-free: check, then an optimistic add undone when over (as the adaptive limit).
 		if b.inFlight.Load() >= b.max {
-			return b.reject()
+			return false, b.reject()
 		}
 		if b.inFlight.Add(1) > b.max {
 			b.inFlight.Add(-1)
-			return b.reject()
+			return false, b.reject()
 		}
-		return nil
+		return true, nil
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.inFlight.Load() < b.max && b.waiters.Len() == 0 {
 		b.inFlight.Add(1)
-		b.mu.Unlock()
+		return true, nil
+	}
+	return false, nil
+}
+
+// enqueue adds w to the waiters, unless a slot is free now: then it takes the slot and
+// reports true.
+func (b *BulkheadHandle) enqueue(w *bulkheadWaiter) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inFlight.Load() < b.max && b.waiters.Len() == 0 {
+		b.inFlight.Add(1)
+		return true
+	}
+	w.elem, w.queued = b.waiters.PushBack(w), true
+	return false
+}
+
+// dequeue removes w from the waiters. It reports false when w was handed a slot first: the
+// slot is then w's, to release.
+func (b *BulkheadHandle) dequeue(w *bulkheadWaiter) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !w.queued {
+		return false
+	}
+	b.waiters.Remove(w.elem)
+	w.queued = false
+	return true
+}
+
+// acquire takes a slot, waiting up to MaxWait, or returns the rejection or ctx's error.
+func (b *BulkheadHandle) acquire(ctx context.Context) error {
+	if ok, err := b.tryAcquire(); ok || err != nil {
+		return err
+	}
+	w := &bulkheadWaiter{ready: make(chan struct{})}
+	if b.enqueue(w) {
 		return nil
 	}
-	ready := make(chan struct{})
-	elem := b.waiters.PushBack(ready)
-	b.mu.Unlock()
-
 	timer := b.clock.NewTimer(b.maxWait)
 	defer timer.Stop()
 	var err error
 	select {
-	case <-ready:
+	case <-w.ready:
 		return nil
 	case <-timer.C():
 		err = b.rejection
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	b.mu.Lock()
-	select {
-	case <-ready:
-		// Handed a slot while giving up: keep it, the call can run.
-		b.mu.Unlock()
-		return nil
-	default:
+	if !b.dequeue(w) {
+		return nil // handed a slot while giving up: keep it, the call can run
 	}
-	b.waiters.Remove(elem)
-	b.mu.Unlock()
 	if err == b.rejection {
 		return b.reject()
 	}
@@ -172,13 +210,21 @@ func (b *BulkheadHandle) release() {
 		return
 	}
 	b.mu.Lock()
-	if front := b.waiters.Front(); front != nil {
-		b.waiters.Remove(front)
-		close(front.Value.(chan struct{})) // the slot passes on: inFlight is unchanged
-	} else {
+	front := b.waiters.Front()
+	if front == nil {
 		b.inFlight.Add(-1)
+		b.mu.Unlock()
+		return
 	}
+	// The slot passes on: inFlight is unchanged.
+	w := b.waiters.Remove(front).(*bulkheadWaiter)
+	w.queued = false
 	b.mu.Unlock()
+	if w.grant != nil {
+		w.grant()
+	} else {
+		close(w.ready)
+	}
 }
 
 // ID returns the instance id.

@@ -9,29 +9,52 @@ import (
 // an error. It is safe for concurrent use. A Future made by NewFuture is pending; the library
 // returns futures from Pipeline.Go and Pipeline.ExecuteAsync.
 //
-// Callbacks that the library attaches (to release a slot and record a sample) run synchronously
-// in the goroutine that completes the future: when Complete returns, they have run.
+// What the library attaches to a future (the end of a call: its slots freed, its sample
+// recorded, its breaker outcome, its retry) runs synchronously in the goroutine that completes
+// it: when Complete returns, all of it has run, and a Get that returns sees it done.
 type Future[T any] struct {
-	mu        sync.Mutex
-	done      chan struct{}
-	completed bool
-	val       T
-	err       error
-	onDone    []func(T, error) // run after completion, in order
-	onCancel  []func()         // run by Cancel before onDone
+	mu    sync.Mutex
+	state futureState
+	done  chan struct{} // made when first asked for while pending; closed once done
+	val   T
+	err   error
+	// Listeners are the library's: one in a field, since nearly every future has one, more in
+	// a slice (a function that returns the same future for two attempts).
+	first futureListener[T]
+	more  []futureListener[T]
+	// owner is the call behind a future the library returned: cancelling the future cancels it.
+	owner canceller
 }
 
-// closedDone is the done channel of futures created already completed: no channel per future.
+type futureState uint8
+
+const (
+	futurePending    futureState = iota
+	futureCompleting             // completed; listeners running, waiters not yet woken
+	futureDone
+)
+
+// futureListener is told once when a future completes, in the completing goroutine.
+type futureListener[T any] interface {
+	futureDone(v T, err error)
+}
+
+// canceller is the call behind a future the library returned: Cancel on that future cancels it.
+type canceller interface {
+	cancelCall(err error)
+}
+
+// closedDone is the done channel of futures that were done before anyone asked for it.
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // NewFuture returns a pending future.
 func NewFuture[T any]() *Future[T] {
-	return &Future[T]{done: make(chan struct{})}
+	return &Future[T]{}
 }
 
 // failedFuture returns a future already completed with err.
 func failedFuture[T any](err error) *Future[T] {
-	return &Future[T]{done: closedDone, completed: true, err: err}
+	return &Future[T]{state: futureDone, done: closedDone, err: err}
 }
 
 // Complete completes the future with v and err. It reports false, and changes nothing, when the
@@ -40,48 +63,52 @@ func (f *Future[T]) Complete(v T, err error) bool {
 	return f.finish(v, err, false)
 }
 
-// Cancel cancels a pending future: it completes with context.Canceled, the call behind it has
-// its context cancelled and its slot freed without a sample. It reports false when the future
-// was already done.
+// Cancel cancels a pending future: it completes with context.Canceled and, when the library
+// returned it, the call behind it ends: its function's context and inner future are cancelled,
+// its slots freed without a sample and its timers stopped. It reports false when the future was
+// already done.
 func (f *Future[T]) Cancel() bool {
 	var zero T
 	return f.finish(zero, context.Canceled, true)
 }
 
-// cancelWith cancels the future with err (the caller's context error) instead of Canceled.
-func (f *Future[T]) cancelWith(err error) bool {
-	var zero T
-	return f.finish(zero, err, true)
-}
-
 func (f *Future[T]) finish(v T, err error, cancel bool) bool {
 	f.mu.Lock()
-	if f.completed {
+	if f.state != futurePending {
 		f.mu.Unlock()
 		return false
 	}
-	f.completed, f.val, f.err = true, v, err
-	onDone, onCancel := f.onDone, f.onCancel
-	f.onDone, f.onCancel = nil, nil
+	f.state, f.val, f.err = futureCompleting, v, err
+	first, more, owner := f.first, f.more, f.owner
+	f.first, f.more, f.owner = nil, nil, nil
 	f.mu.Unlock()
-	if cancel {
-		for _, fn := range onCancel {
-			fn()
-		}
+	if cancel && owner != nil {
+		owner.cancelCall(err)
 	}
-	for _, fn := range onDone {
-		fn(v, err)
+	if first != nil {
+		first.futureDone(v, err)
 	}
-	// Waiters wake only after the callbacks ran: a Get that returns sees the slot released.
-	close(f.done)
+	for _, l := range more {
+		l.futureDone(v, err)
+	}
+	// Waiters wake only after the listeners ran: a Get that returns sees the slot released.
+	f.mu.Lock()
+	f.state = futureDone
+	if f.done == nil {
+		f.done = closedDone
+	} else {
+		close(f.done)
+	}
+	f.mu.Unlock()
 	return true
 }
 
 // Get waits for the future and returns its value and error, or ctx's error if ctx is done first
 // (the future itself is not cancelled then).
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
+	done := f.Done()
 	select {
-	case <-f.done:
+	case <-done:
 		return f.val, f.err
 	default:
 	}
@@ -90,7 +117,7 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		return zero, errNilContext
 	}
 	select {
-	case <-f.done:
+	case <-done:
 		return f.val, f.err
 	case <-ctx.Done():
 		var zero T
@@ -99,29 +126,29 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 }
 
 // Done returns a channel that is closed once the future is complete.
-func (f *Future[T]) Done() <-chan struct{} { return f.done }
-
-// whenDone calls fn with the result once the future completes: at once, in this goroutine, if
-// it already has.
-func (f *Future[T]) whenDone(fn func(T, error)) {
-	f.mu.Lock()
-	if f.completed {
-		f.mu.Unlock()
-		fn(f.val, f.err)
-		return
-	}
-	f.onDone = append(f.onDone, fn)
-	f.mu.Unlock()
-}
-
-// whenCancelled calls fn if the future is cancelled (never if it completes otherwise). It
-// reports false, and will never call fn, when the future was already done.
-func (f *Future[T]) whenCancelled(fn func()) bool {
+func (f *Future[T]) Done() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.completed {
-		return false
+	if f.done == nil {
+		// Made only when somebody waits: a future completed before anyone asked costs none.
+		f.done = make(chan struct{})
 	}
-	f.onCancel = append(f.onCancel, fn)
-	return true
+	return f.done
+}
+
+// listen tells l once the future completes: at once, in this goroutine, if it already has.
+func (f *Future[T]) listen(l futureListener[T]) {
+	f.mu.Lock()
+	if f.state != futurePending {
+		v, err := f.val, f.err
+		f.mu.Unlock()
+		l.futureDone(v, err)
+		return
+	}
+	if f.first == nil {
+		f.first = l
+	} else {
+		f.more = append(f.more, l)
+	}
+	f.mu.Unlock()
 }

@@ -2,10 +2,8 @@ package r4c
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"sync/atomic"
 )
 
 // Pipeline runs functions returning T through a fixed set of policies, all with the instance id
@@ -23,11 +21,23 @@ type Pipeline[T any] struct {
 	// limitRejected is the future every async call rejected by the limit gets: completed once,
 	// a future is immutable, so all rejections can share it and allocate nothing.
 	limitRejected *Future[T]
-	// limitOnly: the adaptive limit is the one enabled policy, so async calls take its slot
-	// directly and hold it until their future completes.
+	limitRejection error
+	// limitOnly: the adaptive limit is the one enabled policy (generated wrappers then take
+	// a permit around the call).
 	limitOnly bool
-	// bridged: other policies apply, so an async call runs the whole chain in a goroutine.
-	bridged bool
+
+	// The enabled policies, for the asynchronous driver (async.go); nil when absent or
+	// disabled.
+	breaker  *CircuitBreakerHandle
+	rate     *RateLimiterHandle
+	timeout  *TimeoutHandle
+	bulkhead *BulkheadHandle
+	retry    *RetryHandle
+	hedge    *HedgeHandle
+	fallback *FallbackConfig[T]
+	// admitsFirst: no policy acts on a rejection by the breaker, the rate limiter (which
+	// never waits) or the limit, so an async call is admitted before anything is allocated.
+	admitsFirst bool
 }
 
 // call is a pipeline, or the rest of one, applied to a function. Stages pass fn down instead of
@@ -87,12 +97,18 @@ func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, 
 	s := stages(ps, fallback)
 	p.run = compose(s)
 	if ps.limit != nil && ps.limit.enabled {
+		p.limitRejection = ps.limit.rejection
 		p.limitRejected = failedFuture[T](ps.limit.rejection)
-		// Async calls take their slot directly (and are measured to their future's completion)
-		// only when the limit is the one policy; otherwise the whole chain runs per call.
 		p.limitOnly = len(s) == 1
 	}
-	p.bridged = len(s) > 0 && !p.limitOnly
+	p.breaker = enabled(ps.breaker, ps.breaker != nil && ps.breaker.enabled)
+	p.rate = enabled(ps.rate, ps.rate != nil && ps.rate.enabled)
+	p.timeout = enabled(ps.timeout, ps.timeout != nil && ps.timeout.enabled)
+	p.bulkhead = enabled(ps.bulkhead, ps.bulkhead != nil && ps.bulkhead.enabled)
+	p.retry = enabled(ps.retry, ps.retry != nil && ps.retry.enabled)
+	p.hedge = enabled(ps.hedge, ps.hedge != nil && ps.hedge.enabled)
+	p.fallback = fallback
+	p.admitsFirst = p.retry == nil && p.hedge == nil && p.fallback == nil && (p.rate == nil || p.rate.maxWait == 0)
 	return p, nil
 }
 
@@ -120,164 +136,10 @@ func (p *Pipeline[T]) Execute(ctx context.Context, fn func(context.Context) (T, 
 	return p.run(ctx, fn)
 }
 
-// asyncSlot ends an asynchronous call's slot exactly once, whichever of completion,
-// cancellation of the future or of the caller's context comes first.
-type asyncSlot struct {
-	l     *AdaptiveLimitHandle
-	start int64
-	ended atomic.Bool
-}
-
-func (s *asyncSlot) end(o outcome) {
-	if s.l != nil && s.ended.CompareAndSwap(false, true) {
-		s.l.release(s.start, o)
+// enabled returns h when on, else nil.
+func enabled[H any](h *H, on bool) *H {
+	if on {
+		return h
 	}
-}
-
-// admitAsync takes the slot of an asynchronous call, if the pipeline has a limit. On a
-// rejection it returns the pipeline's shared rejected future, before anything is allocated.
-func (p *Pipeline[T]) admitAsync() (*asyncSlot, *Future[T]) {
-	if !p.limitOnly {
-		return &asyncSlot{}, nil
-	}
-	start, err := p.limit.acquire()
-	if err != nil {
-		return nil, p.limitRejected
-	}
-	return &asyncSlot{l: p.limit, start: start}, nil
-}
-
-// beginAsync prepares the future of an admitted asynchronous call: cancelling the future, or
-// the caller's ctx, cancels the call's context and frees the slot without a sample. finish
-// ends the call with its result.
-func (p *Pipeline[T]) beginAsync(ctx context.Context, slot *asyncSlot) (cctx context.Context, out *Future[T], finish func(T, error)) {
-	cctx, cancel := context.WithCancel(ctx)
-	out = NewFuture[T]()
-	stop := context.AfterFunc(ctx, func() { out.cancelWith(ctx.Err()) })
-	cancelled := func() {
-		stop() // unregisters from ctx, which may live much longer than the call
-		slot.end(outcomeFree)
-		cancel()
-	}
-	if !out.whenCancelled(cancelled) {
-		cancelled() // ctx was already done: the future is cancelled
-	}
-	finish = func(v T, err error) {
-		stop()
-		if slot.l != nil {
-			slot.end(slot.l.classify(ctx, err))
-		}
-		cancel()
-		out.Complete(v, err)
-	}
-	return cctx, out, finish
-}
-
-// Go runs fn through the pipeline in a new goroutine and returns its future at once. The call
-// holds its slot until fn returns, and its latency is measured to then. A full limit returns
-// an already failed future (fn is not called). Cancelling the future, or ctx, cancels fn's
-// context and frees the slot at once without a sample. A panic in fn frees the slot and fails
-// the future with a *PanicError.
-func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error)) *Future[T] {
-	if ctx == nil || fn == nil {
-		return failedFuture[T](p.checkCall(ctx, fn == nil))
-	}
-	if p.bridged {
-		return p.goChain(ctx, fn)
-	}
-	slot, rejected := p.admitAsync()
-	if rejected != nil {
-		return rejected
-	}
-	cctx, out, finish := p.beginAsync(ctx, slot)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				slot.end(outcomeFree)
-				var zero T
-				finish(zero, newPanicError(r))
-			}
-		}()
-		v, err := fn(cctx)
-		finish(v, err)
-	}()
-	return out
-}
-
-// ExecuteAsync runs fn, which is itself asynchronous, through the pipeline. The call holds its
-// slot until fn's future completes, and its latency is measured to that completion. A full
-// limit returns an already failed future (fn is not called). Cancelling the returned future, or
-// ctx, cancels fn's future and context and frees the slot at once without a sample. A panic in
-// fn frees the slot and is re-raised; a nil future from fn fails the call.
-func (p *Pipeline[T]) ExecuteAsync(ctx context.Context, fn func(context.Context) *Future[T]) *Future[T] {
-	if ctx == nil || fn == nil {
-		return failedFuture[T](p.checkCall(ctx, fn == nil))
-	}
-	if p.bridged {
-		return p.goChain(ctx, func(ctx context.Context) (T, error) { return p.await(ctx, fn) })
-	}
-	slot, rejected := p.admitAsync()
-	if rejected != nil {
-		return rejected
-	}
-	cctx, out, finish := p.beginAsync(ctx, slot)
-	var inner *Future[T]
-	func() {
-		defer func() {
-			if inner == nil {
-				// fn panicked or returned nil: no future will ever end this call.
-				slot.end(outcomeFree)
-				var zero T
-				finish(zero, fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilFuture))
-			}
-		}()
-		inner = fn(cctx)
-	}()
-	if inner == nil {
-		return out
-	}
-	if !out.whenCancelled(func() { inner.Cancel() }) {
-		inner.Cancel() // ctx was cancelled while fn ran
-	}
-	inner.whenDone(finish)
-	return out
-}
-
-var errNilFuture = errors.New("the function returned a nil *Future")
-
-// goChain runs the whole chain of policies in a new goroutine, for async calls through a
-// pipeline with more than an adaptive limit: every policy then applies to the call as a whole
-// (a retry calls fn again, a timeout bounds the wait for the result), and an adaptive limit's
-// slot is held until the chain returns.
-func (p *Pipeline[T]) goChain(ctx context.Context, fn func(context.Context) (T, error)) *Future[T] {
-	cctx, out, finish := p.beginAsync(ctx, &asyncSlot{})
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				var zero T
-				finish(zero, newPanicError(r))
-			}
-		}()
-		v, err := p.run(cctx, fn)
-		finish(v, err)
-	}()
-	return out
-}
-
-// await calls the asynchronous fn and waits for its future, cancelling it if ctx is done first
-// (the caller cancelled, or a timeout expired).
-func (p *Pipeline[T]) await(ctx context.Context, fn func(context.Context) *Future[T]) (T, error) {
-	f := fn(ctx)
-	if f == nil {
-		var zero T
-		return zero, fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilFuture)
-	}
-	select {
-	case <-f.Done():
-		return f.val, f.err
-	case <-ctx.Done():
-		f.Cancel()
-		<-f.Done()
-		return f.val, f.err
-	}
+	return nil
 }

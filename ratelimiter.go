@@ -119,8 +119,22 @@ func (h *RateLimiterHandle) advanceLocked(now int64) int64 {
 
 // acquire takes a permit, waiting up to MaxWait, or returns the rejection or ctx's error.
 func (h *RateLimiterHandle) acquire(ctx context.Context) error {
+	wait, cycle, err := h.reserve(ctx)
+	if err != nil || wait == 0 {
+		return err
+	}
+	err = sleep(ctx, h.clock, wait)
+	h.endWait(cycle, err == nil)
+	return err
+}
+
+// reserve takes a permit of the current period (wait 0), or reserves one of the period cycle,
+// which starts after wait: the caller waits for it, then calls endWait. It returns the
+// rejection when no period within MaxWait has a permit left, or ctx's error instead of
+// waiting when ctx is done.
+func (h *RateLimiterHandle) reserve(ctx context.Context) (wait time.Duration, cycle int64, err error) {
 	if !h.enabled {
-		return nil
+		return 0, 0, nil
 	}
 	// Read the clock before taking the lock: a read under it would make the calls take turns
 	// for 25ns each. A reading a little older than another goroutine's only means this call
@@ -131,11 +145,11 @@ func (h *RateLimiterHandle) acquire(ctx context.Context) error {
 	if h.used < h.limit {
 		h.used++
 		h.mu.Unlock()
-		return nil
+		return 0, 0, nil
 	}
 	if h.maxWait == 0 {
 		h.mu.Unlock()
-		return h.reject()
+		return 0, 0, h.reject()
 	}
 	// The earliest future period with a permit left: the first not full (a cancelled
 	// reservation leaves a hole), else the one after the last reserved.
@@ -143,15 +157,15 @@ func (h *RateLimiterHandle) acquire(ctx context.Context) error {
 	for i < len(h.ahead) && h.ahead[i] >= h.limit {
 		i++
 	}
-	cycle := h.cycle + 1 + int64(i)
-	wait := time.Duration(cycle*h.period - elapsed)
+	cycle = h.cycle + 1 + int64(i)
+	wait = time.Duration(cycle*h.period - elapsed)
 	if wait > h.maxWait {
 		h.mu.Unlock()
-		return h.reject()
+		return 0, 0, h.reject()
 	}
 	if err := ctx.Err(); err != nil {
 		h.mu.Unlock()
-		return err
+		return 0, 0, err
 	}
 	if i == len(h.ahead) {
 		h.ahead = append(h.ahead, 0)
@@ -160,16 +174,19 @@ func (h *RateLimiterHandle) acquire(ctx context.Context) error {
 	h.reserved++
 	h.waiting++
 	h.mu.Unlock()
+	return wait, cycle, nil
+}
 
-	err := sleep(ctx, h.clock, wait)
-
+// endWait ends the wait for a permit reserved in period cycle: got reports that the wait ran
+// its course (the permit is the caller's); otherwise the caller gave up and the permit goes
+// back.
+func (h *RateLimiterHandle) endWait(cycle int64, got bool) {
 	h.mu.Lock()
 	h.waiting--
-	if err != nil {
+	if !got {
 		h.giveBackLocked(cycle)
 	}
 	h.mu.Unlock()
-	return err
 }
 
 // giveBackLocked returns a permit reserved in period cycle by a call that stopped waiting. If
