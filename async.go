@@ -36,7 +36,7 @@ type asyncCall[T any] struct {
 	ctx   context.Context // the caller's
 	fn    func(context.Context) *Future[T]
 	goFn  func(context.Context) (T, error) // Go's function, when fn is nil
-	watch func() bool // unregisters from ctx; nil when ctx cannot be cancelled
+	watch func() bool                      // unregisters from ctx; nil when ctx cannot be cancelled
 
 	mu       sync.Mutex
 	ended    bool // the call's result is decided (or it was cancelled)
@@ -60,10 +60,10 @@ type asyncAttempt[T any] struct {
 	// Guarded by c.mu.
 	ended   bool
 	adm     admission
-	wait    Timer  // the wait for a rate permit, or for a bulkhead slot (queued)
-	cycle   int64  // the period of the awaited rate permit
-	timer   Timer  // the timeout's
-	expired bool   // the timeout fired
+	wait    Timer // the wait for a rate permit, or for a bulkhead slot (queued)
+	cycle   int64 // the period of the awaited rate permit
+	timer   Timer // the timeout's
+	expired bool  // the timeout fired
 	queued  *bulkheadWaiter
 	held    bool // holds a bulkhead slot
 	inner   *Future[T]
@@ -71,20 +71,20 @@ type asyncAttempt[T any] struct {
 
 // admission is what an attempt holds of the policies that admit it before it runs.
 type admission struct {
-	permit   cbPermit
-	start    int64
-	breaker  bool // holds the breaker's permission
-	limit    bool // holds a slot of the adaptive limit
+	permit  cbPermit
+	start   int64
+	breaker bool // holds the breaker's permission
+	limit   bool // holds a slot of the adaptive limit
 }
 
 // How an attempt ended.
 type attemptEnd uint8
 
 const (
-	endReturned attemptEnd = iota // its function's future completed, or a policy stopped it
-	endTimedOut                   // the timeout fired
-	endPanicked                   // its function panicked
-	endCancelled                  // the call was cancelled: free everything, learn nothing
+	endReturned  attemptEnd = iota // its function's future completed, or a policy stopped it
+	endTimedOut                    // the timeout fired
+	endPanicked                    // its function panicked
+	endCancelled                   // the call was cancelled: free everything, learn nothing
 )
 
 // errCallCancelled marks an attempt ended by the call's cancellation.
@@ -734,4 +734,3 @@ var errNilFuture = errors.New("the function returned a nil *Future")
 
 // zero returns T's zero value.
 func zero[T any]() (z T) { return }
-

@@ -419,7 +419,7 @@ func TestAsyncCancellationAtEveryStage(t *testing.T) {
 				t.Cleanup(func() { blocker.Complete("", nil) })
 			}},
 		{name: "during a retry wait", runs: 1,
-			cfgs: []r4c.PolicyConfig{r4c.RetryConfig{MaxAttempts: 2, Wait: time.Second}, limit},
+			cfgs:  []r4c.PolicyConfig{r4c.RetryConfig{MaxAttempts: 2, Wait: time.Second}, limit},
 			setup: func(t *testing.T, p *r4c.Pipeline[string], s *stack, fns *asyncFns) {}},
 		{name: "during a hedge delay", runs: 1,
 			cfgs: []r4c.PolicyConfig{r4c.HedgeConfig{Delay: time.Second}, limit}},

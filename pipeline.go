@@ -20,7 +20,7 @@ type Pipeline[T any] struct {
 	run   call[T]              // the policies composed in canonical order, ending in the call
 	// limitRejected is the future every async call rejected by the limit gets: completed once,
 	// a future is immutable, so all rejections can share it and allocate nothing.
-	limitRejected *Future[T]
+	limitRejected  *Future[T]
 	limitRejection error
 	// limitOnly: the adaptive limit is the one enabled policy (generated wrappers then take
 	// a permit around the call).
