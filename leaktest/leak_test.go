@@ -177,3 +177,89 @@ func TestAsyncCallsLeaveNothingBehind(t *testing.T) {
 		}
 	}
 }
+
+// 2000 asynchronous calls through every policy, pending together, then completed, cancelled
+// or timed out: while pending they hold no goroutine, and afterwards nothing is left running.
+func TestAsyncFullStackLeavesNothingBehind(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, clock := registry(t)
+	p := pipeline(t, reg,
+		r4c.RetryConfig{MaxAttempts: 2, Wait: time.Second},
+		r4c.HedgeConfig{Delay: 500 * time.Millisecond},
+		r4c.CircuitBreakerConfig{SlidingWindowSize: 5000, MinimumCalls: 5000},
+		r4c.RateLimiterConfig{Limit: 10000, Period: time.Second},
+		r4c.AdaptiveLimitConfig{InitialLimit: 5000, MaxLimit: 5000},
+		r4c.TimeoutConfig{Timeout: 2 * time.Second},
+		r4c.BulkheadConfig{MaxConcurrent: 5000})
+	before := runtime.NumGoroutine()
+	const n = 2000
+	inners := make([]*r4c.Future[string], 0, 2*n)
+	outs := make([]*r4c.Future[string], n)
+	for i := range outs {
+		outs[i] = p.ExecuteAsync(context.Background(), func(context.Context) *r4c.Future[string] {
+			f := r4c.NewFuture[string]()
+			inners = append(inners, f) // the first attempts run here, in order
+			return f
+		})
+	}
+	if during := runtime.NumGoroutine(); during-before > 10 {
+		t.Fatalf("%d goroutines before, %d with %d calls pending", before, during, n)
+	}
+	for i, f := range inners[:n] {
+		switch i % 3 {
+		case 0:
+			f.Complete("ok", nil)
+		case 1:
+			outs[i].Cancel()
+		}
+		// case 2: left to the hedge (launched at 500ms) and the timeout (2s)
+	}
+	clock.Advance(500 * time.Millisecond) // the hedges of the calls left
+	for _, f := range inners[n:] {
+		f.Complete("hedged", nil)
+	}
+	for i, f := range outs {
+		v, err := f.Get(t.Context())
+		switch i % 3 {
+		case 0:
+			if v != "ok" {
+				t.Fatalf("call %d: %q, %v", i, v, err)
+			}
+		case 1:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("call %d: %v, want cancelled", i, err)
+			}
+		case 2:
+			if v != "hedged" {
+				t.Fatalf("call %d: %q, %v", i, v, err)
+			}
+		}
+	}
+	if clock.Pending() != 0 {
+		t.Fatalf("%d timers pending", clock.Pending())
+	}
+}
+
+// Go's goroutine is the call itself: once its functions return, nothing is left, whether the
+// call completed, was cancelled, or timed out while its function ignored its context.
+func TestGoLeavesNothingBehind(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, clock := registry(t)
+	p := pipeline(t, reg, r4c.AdaptiveLimitConfig{}, r4c.TimeoutConfig{Timeout: time.Second})
+	release := make(chan struct{})
+	ok := p.Go(context.Background(), func(context.Context) (string, error) { return "ok", nil })
+	cancelled := p.Go(context.Background(), func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+	ignoring := p.Go(context.Background(), func(context.Context) (string, error) { <-release; return "late", nil })
+	if v, err := ok.Get(t.Context()); v != "ok" || err != nil {
+		t.Fatal(v, err)
+	}
+	cancelled.Cancel()
+	clock.Advance(time.Second)
+	if _, err := cancelled.Get(t.Context()); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if _, err := ignoring.Get(t.Context()); !errors.Is(err, r4c.ErrCallTimeout) {
+		t.Fatal(err)
+	}
+	close(release) // the abandoned function returns: its goroutine ends
+}
