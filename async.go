@@ -438,13 +438,17 @@ func (a *asyncAttempt[T]) call(first bool) {
 // a panic does.
 func (a *asyncAttempt[T]) futureDone(v T, err error) {
 	how := endReturned
-	if err != nil {
-		var pe *PanicError
-		if err == errGoexit || errors.As(err, &pe) {
-			how = endPanicked
-		}
+	if err != nil && isPanic(err) {
+		how = endPanicked
 	}
 	a.end(v, err, how)
+}
+
+// isPanic reports whether err is a panic (or a Goexit) of the function, which ends the call as
+// it is: not retried, not given to the fallback, no sample.
+func isPanic(err error) bool {
+	var pe *PanicError
+	return err == errGoexit || errors.As(err, &pe)
 }
 
 // expire ends the attempt at its timeout's deadline.
@@ -584,8 +588,7 @@ func (c *asyncCall[T]) decide(v T, err error) {
 	for _, o := range others {
 		o.end(zero[T](), errCallCancelled, endCancelled)
 	}
-	var pe *PanicError
-	if f := c.p.fallback; f != nil && err != nil && c.ctx.Err() == nil && !errors.As(err, &pe) &&
+	if f := c.p.fallback; f != nil && err != nil && c.ctx.Err() == nil && !isPanic(err) &&
 		(len(f.On) == 0 || matchesAny(err, f.On)) {
 		v, err = c.fallback(f, err)
 	}

@@ -238,3 +238,64 @@ func BenchmarkClock(b *testing.B) {
 		sinkInt = sum
 	})
 }
+
+// ---------- Asynchronous calls ----------
+
+// completedCall is an asynchronous function whose future is complete when it returns.
+func completedCall(context.Context) *r4c.Future[string] {
+	f := r4c.NewFuture[string]()
+	f.Complete("ok", nil)
+	return f
+}
+
+// BenchmarkAsync is one asynchronous call awaited to its end: Go (fn in a goroutine) and
+// ExecuteAsync (fn returns its future completed), through an adaptive limit alone and through
+// the realistic stack (retry, breaker, limit, timeout); and, for comparison, Execute through
+// the stack and through a timeout alone.
+func BenchmarkAsync(b *testing.B) {
+	ctx := context.Background()
+	stack := []r4c.PolicyConfig{r4c.RetryConfig{MaxAttempts: 3},
+		r4c.CircuitBreakerConfig{FailureRateThreshold: 50, SlidingWindowSize: 100, MinimumCalls: 100, WaitInOpen: time.Minute},
+		benchCfg, r4c.TimeoutConfig{Timeout: time.Second}}
+	for _, c := range []struct {
+		name string
+		cfgs []r4c.PolicyConfig
+	}{{"limit", []r4c.PolicyConfig{benchCfg}}, {"stack", stack}, {"timeout", []r4c.PolicyConfig{r4c.TimeoutConfig{Timeout: time.Second}}}} {
+		p, err := r4c.NewPipeline[string](mustRegistry(b), "async", c.cfgs...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name+"/Go", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Go(ctx, okCall).Get(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/ExecuteAsync", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.ExecuteAsync(ctx, completedCall).Get(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/Execute", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Execute(ctx, okCall); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func mustRegistry(tb testing.TB) *r4c.Registry {
+	reg, err := r4c.NewRegistry()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg
+}

@@ -89,50 +89,11 @@ func (r *Registry) Timeout(id string) (*TimeoutHandle, error) {
 	return lookup[*TimeoutHandle](r, policyTimeout, id)
 }
 
-// timeoutCtx is the context of a call under a timeout. Its deadline comes from the registry's
-// clock (so a manual clock drives it), and once the timeout fires its Err is
-// context.DeadlineExceeded and its cause the *CallTimeoutError. Contexts derived from it see
-// context.Canceled with that cause.
-type timeoutCtx struct {
-	context.Context
-	cancel   context.CancelCauseFunc
-	deadline time.Time
-	expired  atomic.Bool
-}
-
-func (c *timeoutCtx) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
-		return d, true
-	}
-	return c.deadline, true
-}
-
-func (c *timeoutCtx) Err() error {
-	if err := c.Context.Err(); err != nil && c.expired.Load() {
-		return context.DeadlineExceeded
-	}
-	return c.Context.Err()
-}
-
 // result is the outcome of a call run in another goroutine; panicked holds a recovered panic.
 type result[T any] struct {
 	v        T
 	err      error
 	panicked *PanicError
-}
-
-// runAsync runs next(ctx, fn) in a new goroutine and delivers its result (or its panic) on a
-// buffered channel, so that the goroutine never blocks even if nobody reads it.
-func runAsync[T any](ctx context.Context, next call[T], fn func(context.Context) (T, error), out chan<- result[T]) {
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				out <- result[T]{panicked: newPanicError(r)}
-			}
-		}()
-		v, err := next(ctx, fn)
-		out <- result[T]{v: v, err: err}
-	}()
 }
 
 // expired counts and publishes a timeout and returns its error.
@@ -144,45 +105,60 @@ func (h *TimeoutHandle) expired() error {
 	return h.err
 }
 
+// timeoutCall is one call of Execute under a timeout: the function's context and the result
+// its goroutine hands back. One allocation: the context is built in.
+type timeoutCall[T any] struct {
+	ctx  callCtx
+	next call[T]
+	fn   func(context.Context) (T, error)
+	r    result[T]
+	sig  *signal // the goroutine's "done", from a pool
+}
+
+// run runs the rest of the pipeline in the call's goroutine and signals its result.
+func (c *timeoutCall[T]) run() {
+	returned := false
+	defer func() {
+		if !returned {
+			if p := recover(); p != nil {
+				c.r.panicked = newPanicError(p)
+			} else {
+				c.r.err = errAttemptExited
+			}
+		}
+		c.sig.send()
+	}()
+	c.r.v, c.r.err = c.next(&c.ctx, c.fn)
+	returned = true
+}
+
 // timeoutStage bounds the rest of the pipeline. The rest runs in its own goroutine so that the
 // call returns at the deadline even if the function ignores its context; the abandoned
-// function's result is discarded when it returns. The timer is stopped when the call ends first.
+// function's result is discarded when it returns. The caller waits for the result, the deadline
+// or its own context, whichever comes first, on a timer it stops when the result comes first.
 func timeoutStage[T any](h *TimeoutHandle) stage[T] {
 	return func(next call[T]) call[T] {
 		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-			cctx, cancel := context.WithCancelCause(ctx)
-			tctx := &timeoutCtx{Context: cctx, cancel: cancel, deadline: h.clock.Now().Add(h.cfg.Timeout)}
-			timer := h.clock.AfterFunc(h.cfg.Timeout, func() {
-				tctx.expired.Store(true)
-				cancel(h.err)
-			})
-			done := make(chan result[T], 1)
-			runAsync(tctx, next, fn, done)
+			c := &timeoutCall[T]{next: next, fn: fn, sig: newSignal()}
+			c.ctx.init(ctx, h.clock, h.clock.Nanotime()+int64(h.cfg.Timeout))
+			go c.run()
 			var r result[T]
-			select {
-			case r = <-done:
-			case <-cctx.Done():
-				select {
-				case r = <-done: // finished at the deadline: judged below
-				default:
-					timer.Stop() // when the caller cancelled, the timer is still pending
-					var zero T
-					if tctx.expired.Load() {
-						return zero, h.expired()
-					}
-					return zero, ctx.Err() // the caller cancelled
-				}
+			switch waitFor(c.sig, ctx, h.clock, h.cfg.Timeout) {
+			case signalled:
+				r = c.r
+				c.sig.release()
+				c.ctx.cancel(context.Canceled)
+			case deadline:
+				c.ctx.cancel(context.DeadlineExceeded)
+				c.sig.release()
+				return zero[T](), h.expired()
+			default: // the caller's context is done
+				c.ctx.cancel(context.Canceled)
+				c.sig.release()
+				return zero[T](), ctx.Err()
 			}
-			timer.Stop()
-			cancel(nil)
 			if r.panicked != nil {
 				panic(r.panicked.Value)
-			}
-			if r.err != nil && tctx.expired.Load() {
-				// Failed once the timeout had fired (typically with its context's error): a
-				// timeout, whichever goroutine noticed first.
-				var zero T
-				return zero, h.expired()
 			}
 			return r.v, r.err
 		}

@@ -57,7 +57,7 @@ func TestTimeoutFiresAtTheDeadlineAndCancelsTheContext(t *testing.T) {
 	if err.Error() != `r4c: call timed out after 2s (timeout "slow")` {
 		t.Fatalf("message %q", err.Error())
 	}
-	if ctx.Err() != context.DeadlineExceeded || context.Cause(ctx) != err {
+	if ctx.Err() != context.DeadlineExceeded || context.Cause(ctx) != context.DeadlineExceeded {
 		t.Fatalf("the function's context: err %v, cause %v", ctx.Err(), context.Cause(ctx))
 	}
 	h, _ := reg.Timeout("slow")
