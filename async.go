@@ -398,24 +398,29 @@ func (a *asyncAttempt[T]) call(first bool) {
 		return
 	}
 	c.mu.Unlock()
+	if c.goFn != nil {
+		// Go: the goroutine is the attempt, and ends it itself when fn returns.
+		go a.runGo()
+		return
+	}
 	var inner *Future[T]
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
-		pe := newPanicError(recover())
+		r := recover()
+		if r == nil { // runtime.Goexit: let it go on
+			a.end(zero[T](), errGoexit, endPanicked)
+			return
+		}
+		pe := newPanicError(r)
 		a.end(zero[T](), pe, endPanicked)
 		if first {
-			panic(pe.Value)
+			panic(r)
 		}
 	}()
-	if c.goFn != nil {
-		inner = NewFuture[T]()
-		go runGo(&a.ctx, c.goFn, inner)
-	} else {
-		inner = c.fn(&a.ctx)
-	}
+	inner = c.fn(&a.ctx)
 	returned = true
 	if inner == nil {
 		a.end(zero[T](), fmt.Errorf("r4c: pipeline %s: %w", quote(c.p.id), errNilFuture), endReturned)
@@ -433,19 +438,11 @@ func (a *asyncAttempt[T]) call(first bool) {
 	inner.listen(a)
 }
 
-// futureDone ends the attempt with its function's result. A *PanicError (Go's function
-// panicked) or an exit of Go's goroutine frees the slots without a sample and ends the call, as
-// a panic does.
-func (a *asyncAttempt[T]) futureDone(v T, err error) {
-	how := endReturned
-	if err != nil && isPanic(err) {
-		how = endPanicked
-	}
-	a.end(v, err, how)
-}
+// futureDone ends the attempt with its function's result.
+func (a *asyncAttempt[T]) futureDone(v T, err error) { a.end(v, err, endReturned) }
 
 // isPanic reports whether err is a panic (or a Goexit) of the function, which ends the call as
-// it is: not retried, not given to the fallback, no sample.
+// it is: not given to the fallback.
 func isPanic(err error) bool {
 	var pe *PanicError
 	return err == errGoexit || errors.As(err, &pe)
@@ -715,22 +712,23 @@ func (p *Pipeline[T]) Go(ctx context.Context, fn func(context.Context) (T, error
 // errGoexit fails an attempt of Go whose function called runtime.Goexit.
 var errGoexit = errors.New("r4c: the function exited its goroutine without returning (runtime.Goexit)")
 
-// runGo runs one attempt of Go and completes f with its result, its panic or its exit.
-func runGo[T any](ctx context.Context, fn func(context.Context) (T, error), f *Future[T]) {
+// runGo runs one attempt of Go in its own goroutine and ends it with fn's result, its panic or
+// its exit (runtime.Goexit).
+func (a *asyncAttempt[T]) runGo() {
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
 		if r := recover(); r != nil {
-			f.Complete(zero[T](), newPanicError(r))
+			a.end(zero[T](), newPanicError(r), endPanicked)
 		} else {
-			f.Complete(zero[T](), errGoexit)
+			a.end(zero[T](), errGoexit, endPanicked)
 		}
 	}()
-	v, err := fn(ctx)
+	v, err := a.c.goFn(&a.ctx)
 	returned = true
-	f.Complete(v, err)
+	a.end(v, err, endReturned)
 }
 
 var errNilFuture = errors.New("the function returned a nil *Future")
