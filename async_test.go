@@ -688,3 +688,51 @@ func TestAsyncHammer(t *testing.T) {
 		t.Fatalf("bulkhead: %d in flight, %d waiting", b.InFlight(), b.Snapshot().Waiting)
 	}
 }
+
+// SPEC 5 in async form: a full bulkhead inside the limit is a drop, as a timeout is; the
+// caller's own cancellation is never a sample, never a breaker outcome, never retried.
+func TestAsyncCompositionRules(t *testing.T) {
+	t.Run("a full bulkhead inside is a drop", func(t *testing.T) {
+		p, s := newStack(t, "bulkhead-drop", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD, InitialLimit: 10},
+			r4c.BulkheadConfig{MaxConcurrent: 1})
+		var fns asyncFns
+		p.ExecuteAsync(context.Background(), fns.fn) // holds the bulkhead
+		s.clock.Advance(time.Second)                 // the window is over: the next call ends it
+		rejected := p.ExecuteAsync(context.Background(), fns.fn)
+		if _, err := result(t, rejected); !errors.Is(err, r4c.ErrBulkheadFull) {
+			t.Fatalf("%v, want ErrBulkheadFull", err)
+		}
+		if got := s.limit.Limit(); got != 9 {
+			t.Fatalf("limit %d after a window with a full bulkhead, want 9 (a drop: AIMD backed off)", got)
+		}
+		fns.call(t, 0).f.Complete("", nil)
+		s.idle(t)
+	})
+	t.Run("the caller's cancellation teaches nothing", func(t *testing.T) {
+		p, s := newStack(t, "caller-cancel", r4c.RetryConfig{MaxAttempts: 3, Wait: time.Second},
+			r4c.CircuitBreakerConfig{SlidingWindowSize: 1, MinimumCalls: 1}, r4c.AdaptiveLimitConfig{InitialLimit: 4})
+		ctx, cancel := context.WithCancel(context.Background())
+		var fns asyncFns
+		f := p.ExecuteAsync(ctx, fns.fn)
+		cancel()
+		// The function sees its context cancelled, and fails with the context's error.
+		<-fns.call(t, 0).ctx.Done()
+		fns.call(t, 0).f.Complete("", context.Canceled)
+		<-f.Done()
+		if _, err := f.Get(context.Background()); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%v", err)
+		}
+		s.clock.Advance(time.Hour)
+		if fns.n() != 1 {
+			t.Fatalf("fn ran %d times: the cancellation was retried", fns.n())
+		}
+		if bs := s.breaker.Snapshot(); bs.BufferedCalls != 0 || bs.State != r4c.CircuitClosed {
+			t.Fatalf("breaker recorded the cancellation: %+v", bs)
+		}
+		mustExecute(t, p, taking(nil, 0, nil))
+		if ls := s.limit.Snapshot(); ls.WindowSamples != 1 {
+			t.Fatalf("window samples %d, want only the next call's", ls.WindowSamples)
+		}
+		s.idle(t)
+	})
+}

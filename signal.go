@@ -7,38 +7,58 @@ import (
 	"time"
 )
 
-// signal is a one-shot "done" between a call and the goroutine that runs its function, reused
-// through a pool: the channel is never seen outside the library, so it can be, once both sides
-// let go of it (the goroutine may send long after the caller stopped waiting, at a timeout).
+// signal is how a call under a timeout learns that its function's goroutine is done or that the
+// deadline came, whichever first: each sends one token on ch, and the caller receives one. It is
+// reused through a pool (it is never seen outside the library), once the caller, the goroutine
+// and the timer have all let go of it: the goroutine may send long after the caller returned at
+// the deadline, and the timer may fire while the caller stops it.
 type signal struct {
-	ch   chan struct{} // buffered: the goroutine's send never blocks
-	refs atomic.Int32
+	ch    chan struct{} // room for both tokens: no send ever blocks
+	refs  atomic.Int32
+	done  atomic.Bool // the goroutine's result is there
+	fired atomic.Bool // the deadline came
+	// timer is the system clock's, made once with the signal and reset for each call; other
+	// clocks make a timer per call (extra).
+	timer *time.Timer
+	extra Timer
 }
 
-var signals = sync.Pool{New: func() any { return &signal{ch: make(chan struct{}, 1)} }}
+var signals sync.Pool
 
-// newSignal returns a signal held by two: the waiting caller and the signalling goroutine.
-func newSignal() *signal {
+func init() {
+	signals.New = func() any {
+		s := &signal{ch: make(chan struct{}, 2)}
+		s.timer = time.AfterFunc(time.Hour, s.fire)
+		s.timer.Stop()
+		return s
+	}
+}
+
+// startSignal returns a signal held by the caller, the goroutine and a timer that fires after d
+// on clock.
+func startSignal(clock Clock, d time.Duration) *signal {
 	s := signals.Get().(*signal)
-	s.refs.Store(2)
+	s.refs.Store(3)
+	if _, ok := clock.(systemClock); ok {
+		s.timer.Reset(d)
+	} else {
+		s.extra = clock.AfterFunc(d, s.fire)
+	}
 	return s
 }
 
-// send signals, and lets go of the signal.
+// send is the goroutine's: its result is there.
 func (s *signal) send() {
+	s.done.Store(true)
 	s.ch <- struct{}{}
 	s.release()
 }
 
-// release lets go of the signal; the last to let go empties it and returns it to the pool.
-func (s *signal) release() {
-	if s.refs.Add(-1) == 0 {
-		select {
-		case <-s.ch:
-		default:
-		}
-		signals.Put(s)
-	}
+// fire is the timer's: the deadline came.
+func (s *signal) fire() {
+	s.fired.Store(true)
+	s.ch <- struct{}{}
+	s.release()
 }
 
 // What ended a wait.
@@ -50,48 +70,47 @@ const (
 	cancelled
 )
 
-// timers holds stopped *time.Timer for waits on the system clock: a timer is made once and
-// reset, instead of allocated per call. Go 1.23 timers drop a stale value on Stop and Reset.
-var timers sync.Pool
-
-// waitFor waits for s, d on clock, or ctx, whichever comes first. A signal that is there at the
-// deadline wins.
-func waitFor(s *signal, ctx context.Context, clock Clock, d time.Duration) waitEnd {
-	if _, ok := clock.(systemClock); ok {
-		t, _ := timers.Get().(*time.Timer)
-		if t == nil {
-			t = time.NewTimer(d)
-		} else {
-			t.Reset(d)
+// wait waits for the result, the deadline or ctx, whichever comes first (a result that is there
+// by then wins), stops the timer, and lets go of the signal: the caller must not touch it after.
+func (s *signal) wait(ctx context.Context) waitEnd {
+	if done := ctx.Done(); done == nil {
+		<-s.ch // a plain receive: cheaper than a select
+	} else {
+		select {
+		case <-s.ch:
+		case <-done:
 		}
-		end := waitOn(s, ctx, t.C)
-		t.Stop()
-		timers.Put(t)
-		return end
 	}
-	t := clock.NewTimer(d)
-	end := waitOn(s, ctx, t.C())
-	t.Stop()
+	end := cancelled
+	switch {
+	case s.done.Load():
+		end = signalled
+	case s.fired.Load():
+		end = deadline
+	}
+	stopped := false
+	if s.extra != nil {
+		stopped = s.extra.Stop()
+	} else {
+		stopped = s.timer.Stop()
+	}
+	if stopped {
+		s.release() // the timer will not fire: its share goes with the caller's
+	}
+	s.release()
 	return end
 }
 
-func waitOn(s *signal, ctx context.Context, fired <-chan time.Time) waitEnd {
-	select {
-	case <-s.ch:
-		return signalled
-	case <-fired:
-		select {
-		case <-s.ch:
-			return signalled
-		default:
-			return deadline
-		}
-	case <-ctx.Done():
-		select {
-		case <-s.ch:
-			return signalled
-		default:
-			return cancelled
-		}
+// release lets go of the signal; the last to let go empties it and returns it to the pool.
+func (s *signal) release() {
+	if s.refs.Add(-1) != 0 {
+		return
 	}
+	for len(s.ch) > 0 {
+		<-s.ch
+	}
+	s.done.Store(false)
+	s.fired.Store(false)
+	s.extra = nil
+	signals.Put(s)
 }

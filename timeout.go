@@ -139,22 +139,20 @@ func (c *timeoutCall[T]) run() {
 func timeoutStage[T any](h *TimeoutHandle) stage[T] {
 	return func(next call[T]) call[T] {
 		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-			c := &timeoutCall[T]{next: next, fn: fn, sig: newSignal()}
+			c := &timeoutCall[T]{next: next, fn: fn}
 			c.ctx.init(ctx, h.clock, h.clock.Nanotime()+int64(h.cfg.Timeout))
+			c.sig = startSignal(h.clock, h.cfg.Timeout)
 			go c.run()
 			var r result[T]
-			switch waitFor(c.sig, ctx, h.clock, h.cfg.Timeout) {
+			switch c.sig.wait(ctx) {
 			case signalled:
 				r = c.r
-				c.sig.release()
 				c.ctx.cancel(context.Canceled)
 			case deadline:
 				c.ctx.cancel(context.DeadlineExceeded)
-				c.sig.release()
 				return zero[T](), h.expired()
 			default: // the caller's context is done
 				c.ctx.cancel(context.Canceled)
-				c.sig.release()
 				return zero[T](), ctx.Err()
 			}
 			if r.panicked != nil {

@@ -3,6 +3,7 @@ package r4c_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,4 +122,49 @@ func TestTimeoutReraisesPanics(t *testing.T) {
 		}
 	}()
 	_, _ = p.Execute(context.Background(), func(context.Context) (string, error) { panic("inner") })
+}
+
+// Many goroutines through a timeout on the system clock, with deadlines that fall while the
+// functions run and while they return: every call gets its own result or the timeout (never
+// another call's result), and nothing is left held. The timeout's signals and timers are
+// pooled: this is the test that a late token of one call never reaches the next.
+func TestTimeoutHammerOnTheSystemClock(t *testing.T) {
+	reg, err := r4c.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPipeline[int](t, reg, "timeout-hammer", r4c.TimeoutConfig{Timeout: 20 * time.Microsecond},
+		r4c.AdaptiveLimitConfig{InitialLimit: 64, MinLimit: 64, MaxLimit: 64})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				want := g*10000 + i
+				v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+					if i%2 == 0 {
+						<-ctx.Done() // outlives the deadline
+						return -1, ctx.Err()
+					}
+					return want, nil
+				})
+				switch {
+				case err == nil && v != want:
+					t.Errorf("call %d got %d", want, v)
+					return
+				case err != nil && !errors.Is(err, r4c.ErrCallTimeout):
+					t.Errorf("call %d: %v", want, err)
+					return
+				case err == nil && i%2 == 0:
+					t.Errorf("call %d returned after its context was done", want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if h := handle(t, reg, "timeout-hammer"); h.InFlight() != 0 {
+		t.Fatalf("%d slots held", h.InFlight())
+	}
 }
