@@ -101,7 +101,9 @@ var errCallCancelled = errors.New("r4c: the call was cancelled")
 // clock: no goroutine waits.
 //
 // Cancelling the returned future, or ctx, cancels fn's future and context, frees every slot
-// without a sample, stops every timer and completes the returned future with the cancellation.
+// without a sample, stops every timer and completes the returned future with the cancellation;
+// completing it with Complete ends the call the same way, with the holder's result. A ctx that
+// is done already fails the call at once: fn is not started.
 // A panic in fn while ExecuteAsync runs frees the attempt's slots and is re-raised; in a later
 // attempt (a retry or a hedge, run from a timer or by the call that freed a bulkhead slot) it
 // fails the call with a *PanicError. A nil future from fn fails the attempt.
@@ -115,6 +117,9 @@ func (p *Pipeline[T]) ExecuteAsync(ctx context.Context, fn func(context.Context)
 // executeAsync starts an asynchronous call of fn (ExecuteAsync) or of goFn, each attempt in a
 // goroutine of its own (Go).
 func (p *Pipeline[T]) executeAsync(ctx context.Context, fn func(context.Context) *Future[T], goFn func(context.Context) (T, error)) *Future[T] {
+	if err := ctx.Err(); err != nil {
+		return failedFuture[T](err) // cancelled already: fn is not started
+	}
 	var adm admission
 	if p.admitsFirst {
 		// No policy acts on a rejection: admit before allocating anything.
@@ -540,19 +545,14 @@ func (c *asyncCall[T]) attemptEnded(a *asyncAttempt[T], v T, err error, how atte
 		return
 	}
 	if r := p.retry; r != nil && r.retryable(err) {
-		if c.attempts >= r.cfg.MaxAttempts {
-			r.exhausted.Add(1)
-			c.decide(zero[T](), &RetryExhaustedError{ID: r.id, Attempts: c.attempts, Last: err})
+		wait, final := r.failed(c.attempts, err)
+		if final != nil {
+			c.decide(zero[T](), final)
 			return
 		}
 		if c.delay != nil {
 			c.delay.Stop()
 			c.delay = nil
-		}
-		wait := r.backoff(c.attempts)
-		r.retries.Add(1)
-		if p.reg.observed {
-			p.reg.publish(Event{Type: EventRetried, Kind: KindRetry, Instance: r.id, Attempt: c.attempts, Duration: wait, Err: err})
 		}
 		g := c.group
 		c.backoff = p.reg.clock.AfterFunc(wait, func() { c.retry(g) })
@@ -624,7 +624,7 @@ func (c *asyncCall[T]) takeRunning() []*asyncAttempt[T] {
 // complete completes the returned future and stops watching the caller's context.
 func (c *asyncCall[T]) complete(v T, err error) {
 	c.unwatch()
-	c.out.Complete(v, err)
+	c.out.finish(v, err, false)
 }
 
 // unwatch stops watching the caller's context, which may live much longer than the call.
@@ -653,7 +653,7 @@ func (c *asyncCall[T]) cancelCall(err error) {
 		a.end(zero[T](), errCallCancelled, endCancelled)
 	}
 	c.unwatch()
-	c.out.finish(zero[T](), err, false) // a no-op when the future's Cancel brought us here
+	c.out.finish(zero[T](), err, false) // a no-op when its holder's Cancel or Complete brought us here
 }
 
 // retry starts the next attempt once the retry's wait is over.
@@ -688,17 +688,14 @@ func (c *asyncCall[T]) hedge(group int) {
 		c.delay = c.p.reg.clock.AfterFunc(h.cfg.Delay, func() { c.hedge(group) })
 	}
 	c.mu.Unlock()
-	h.hedges.Add(1)
-	if c.p.reg.observed {
-		c.p.reg.publish(Event{Type: EventHedged, Kind: KindHedge, Instance: h.id, Attempt: a.n})
-	}
+	h.launched(a.n)
 	a.start(false)
 }
 
 // Go runs fn through the pipeline, each attempt in a new goroutine (the goroutine is the call
 // itself: no other waits for it), and returns its future at once. It is ExecuteAsync around
-// fn: admission happens before Go returns (a full limit returns an already failed future, and
-// fn is not started), an attempt holds its slot until fn returns and is measured to then, and
+// fn: admission happens before Go returns (a full limit, or a ctx that is done already, returns
+// an already failed future, and fn is not started), an attempt holds its slot until fn returns and is measured to then, and
 // cancelling the future, or ctx, cancels fn's context and frees the slot at once without a
 // sample. A panic in fn frees the slot and fails the future with a *PanicError; so does a
 // function that ends its goroutine with runtime.Goexit.

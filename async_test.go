@@ -736,3 +736,45 @@ func TestAsyncCompositionRules(t *testing.T) {
 		s.idle(t)
 	})
 }
+
+// A call whose context is done already fails at once: the function is not started, nothing is
+// taken (100 such calls through a limit of 1 run nothing).
+func TestAsyncWithADoneContextStartsNothing(t *testing.T) {
+	p, s := newStack(t, "done-ctx", r4c.RetryConfig{MaxAttempts: 3, Wait: time.Second}, r4c.AdaptiveLimitConfig{InitialLimit: 1, MaxLimit: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ran atomic.Int32
+	for range 100 {
+		g := p.Go(ctx, func(context.Context) (string, error) { ran.Add(1); return "", nil })
+		e := p.ExecuteAsync(ctx, func(context.Context) *r4c.Future[string] { ran.Add(1); return done("") })
+		for _, f := range []*r4c.Future[string]{g, e} {
+			if _, err := result(t, f); err != context.Canceled {
+				t.Fatalf("%v, want context.Canceled at once", err)
+			}
+		}
+	}
+	if ran.Load() != 0 {
+		t.Fatalf("the function ran %d times", ran.Load())
+	}
+	s.idle(t)
+}
+
+// Completing the returned future by its holder ends the call as Cancel does, with the holder's
+// result: the function's future and context are cancelled and the slot freed without a sample.
+func TestAsyncCompletingTheReturnedFutureEndsTheCall(t *testing.T) {
+	p, s := newStack(t, "holder", r4c.AdaptiveLimitConfig{InitialLimit: 1, MaxLimit: 1}, r4c.TimeoutConfig{Timeout: time.Minute})
+	var fns asyncFns
+	f := p.ExecuteAsync(context.Background(), fns.fn)
+	if !f.Complete("mine", nil) {
+		t.Fatal("Complete refused")
+	}
+	if v, err := result(t, f); v != "mine" || err != nil {
+		t.Fatalf("%q, %v", v, err)
+	}
+	c := fns.call(t, 0)
+	if _, err := result(t, c.f); err != context.Canceled || c.ctx.Err() != context.Canceled {
+		t.Fatal("the function's future and context are not cancelled")
+	}
+	mustExecute(t, p, taking(nil, 0, nil)) // the slot is free
+	s.idle(t)
+}

@@ -89,3 +89,36 @@ func ExampleFallback() {
 }
 
 var errBackend = errors.New("backend down")
+
+// Asynchronous calls go through every policy as their events happen: the first attempt runs
+// before ExecuteAsync returns, a failed attempt settles when its future completes, the retry's
+// wait and the timeout are timers on the registry's clock, and no goroutine waits.
+func ExamplePipeline_ExecuteAsync_policies() {
+	clock := r4ctest.NewManualClock()
+	reg, _ := r4c.NewRegistry(r4c.WithClock(clock))
+	p, _ := r4c.NewPipeline[string](reg, "quotes",
+		r4c.RetryConfig{MaxAttempts: 2, Wait: 100 * time.Millisecond},
+		r4c.AdaptiveLimitConfig{InitialLimit: 10},
+		r4c.TimeoutConfig{Timeout: time.Second})
+	limit, _ := reg.AdaptiveLimit("quotes")
+
+	var attempts []*r4c.Future[string]
+	f := p.ExecuteAsync(context.Background(), func(context.Context) *r4c.Future[string] {
+		a := r4c.NewFuture[string]()
+		attempts = append(attempts, a)
+		return a
+	})
+	fmt.Println("attempts:", len(attempts), "in flight:", limit.InFlight())
+
+	attempts[0].Complete("", errors.New("busy")) // settles now: the slot is free, the retry waits
+	fmt.Println("in flight:", limit.InFlight(), "timers:", clock.Pending())
+
+	clock.Advance(100 * time.Millisecond) // the second attempt starts here
+	clock.Advance(time.Second)            // and times out here
+	_, err := f.Get(context.Background())
+	fmt.Println("attempts:", len(attempts), errors.Is(err, r4c.ErrCallTimeout))
+	// Output:
+	// attempts: 1 in flight: 1
+	// in flight: 0 timers: 1
+	// attempts: 2 true
+}

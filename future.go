@@ -58,9 +58,11 @@ func failedFuture[T any](err error) *Future[T] {
 }
 
 // Complete completes the future with v and err. It reports false, and changes nothing, when the
-// future was already completed or cancelled.
+// future was already completed or cancelled. Completing a future that the library returned ends
+// the call behind it, as Cancel does (its function's context and future are cancelled, its slots
+// freed without a sample), and the future holds v and err.
 func (f *Future[T]) Complete(v T, err error) bool {
-	return f.finish(v, err, false)
+	return f.finish(v, err, true)
 }
 
 // Cancel cancels a pending future: it completes with context.Canceled and, when the library
@@ -72,7 +74,9 @@ func (f *Future[T]) Cancel() bool {
 	return f.finish(zero, context.Canceled, true)
 }
 
-func (f *Future[T]) finish(v T, err error, cancel bool) bool {
+// finish completes the future; ending tells the call behind it (if any) to end, which the call
+// itself does not need when it completes its own future.
+func (f *Future[T]) finish(v T, err error, ending bool) bool {
 	f.mu.Lock()
 	if f.state != futurePending {
 		f.mu.Unlock()
@@ -82,7 +86,7 @@ func (f *Future[T]) finish(v T, err error, cancel bool) bool {
 	first, more, owner := f.first, f.more, f.owner
 	f.first, f.more, f.owner = nil, nil, nil
 	f.mu.Unlock()
-	if cancel && owner != nil {
+	if ending && owner != nil {
 		owner.cancelCall(err)
 	}
 	if first != nil {

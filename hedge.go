@@ -145,6 +145,14 @@ func launchAttempt[T any](ctx context.Context, next call[T], fn func(context.Con
 	}()
 }
 
+// launched counts and publishes the launch of attempt n (from 2).
+func (h *HedgeHandle) launched(n int) {
+	h.hedges.Add(1)
+	if h.reg.observed {
+		h.reg.publish(Event{Type: EventHedged, Kind: KindHedge, Instance: h.id, Attempt: n})
+	}
+}
+
 // hedgeRejected reports whether err is the rejection of an inner policy, which stops a hedge
 // from launching more attempts: they would be rejected too, and would only add load.
 func hedgeRejected(err error) bool {
@@ -215,10 +223,7 @@ func hedgeStage[T any](h *HedgeHandle) stage[T] {
 						continue // the caller cancelled: the next round returns
 					}
 					launched++
-					h.hedges.Add(1)
-					if h.reg.observed {
-						h.reg.publish(Event{Type: EventHedged, Kind: KindHedge, Instance: h.id, Attempt: launched})
-					}
+					h.launched(launched)
 					launchAttempt(actx, next, fn, launched, results)
 					running++
 					if launched <= maxHedges {

@@ -178,15 +178,10 @@ func retryStage[T any](h *RetryHandle) stage[T] {
 				if err == nil || ctx.Err() != nil || !h.retryable(err) {
 					return v, err
 				}
-				if attempt >= h.cfg.MaxAttempts {
-					h.exhausted.Add(1)
+				wait, final := h.failed(attempt, err)
+				if final != nil {
 					var zero T
-					return zero, &RetryExhaustedError{ID: h.id, Attempts: attempt, Last: err}
-				}
-				wait := h.backoff(attempt)
-				h.retries.Add(1)
-				if h.reg.observed {
-					h.reg.publish(Event{Type: EventRetried, Kind: KindRetry, Instance: h.id, Attempt: attempt, Duration: wait, Err: err})
+					return zero, final
 				}
 				if err := sleep(ctx, h.clock, wait); err != nil {
 					var zero T
@@ -195,6 +190,21 @@ func retryStage[T any](h *RetryHandle) stage[T] {
 			}
 		}
 	}
+}
+
+// failed decides what follows failed attempt n (from 1), whose error is retryable: the wait
+// before the next attempt, or, after the last attempt, the call's final error.
+func (h *RetryHandle) failed(n int, err error) (wait time.Duration, final error) {
+	if n >= h.cfg.MaxAttempts {
+		h.exhausted.Add(1)
+		return 0, &RetryExhaustedError{ID: h.id, Attempts: n, Last: err}
+	}
+	wait = h.backoff(n)
+	h.retries.Add(1)
+	if h.reg.observed {
+		h.reg.publish(Event{Type: EventRetried, Kind: KindRetry, Instance: h.id, Attempt: n, Duration: wait, Err: err})
+	}
+	return wait, nil
 }
 
 // sleep waits d on clock, or returns ctx's error if ctx is done first.
