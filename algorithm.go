@@ -139,13 +139,13 @@ const gradientFloor = 0.5
 func (g *Gradient2Algorithm) step(maxInFlight int, gradient float64) int {
 	if float64(maxInFlight) < g.est/2 {
 		// App-limited: latency says nothing about the limit when most slots are idle.
-		return int(g.est)
+		return toLimit(g.est)
 	}
 	n := float64(g.est*gradient) + g.queue
 	n = float64(g.est*(1-g.smoothing)) + float64(n*g.smoothing)
 	n = max(g.min, min(g.max, n))
 	g.est = n
-	return int(n)
+	return toLimit(n)
 }
 
 // overloaded applies a window that the engine's drop guard judged overloaded (a significant
@@ -170,7 +170,7 @@ func (g *Gradient2Algorithm) addLong(x float64) float64 {
 }
 
 // Limit returns the current limit, the truncation of Estimate.
-func (g *Gradient2Algorithm) Limit() int { return int(g.est) }
+func (g *Gradient2Algorithm) Limit() int { return toLimit(g.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
 func (g *Gradient2Algorithm) Estimate() float64 { return g.est }
@@ -188,7 +188,7 @@ func (a *aimd) Update(w WindowSummary) int {
 	l := a.limit
 	if w.Dropped {
 		l = int(float64(l) * a.backoff)
-	} else if w.MaxInFlight*2 >= l {
+	} else if w.MaxInFlight*2 >= l && l < a.max {
 		l++
 	}
 	a.limit = min(a.max, max(a.min, l))
@@ -349,7 +349,7 @@ func javaInt(x float64) int {
 	case x <= math.MinInt32:
 		return math.MinInt32
 	}
-	return int(x)
+	return toLimit(x)
 }
 
 // Limit returns the current limit, the truncation of Estimate.
@@ -361,3 +361,13 @@ func (v *VegasAlgorithm) Estimate() float64 { return v.est }
 // NoLoadLatency returns the no-load latency: the lowest window latency since the last probe,
 // the probe window's own included (0 before the first window).
 func (v *VegasAlgorithm) NoLoadLatency() time.Duration { return time.Duration(v.noLoad) }
+
+// toLimit converts an estimate to a limit: its truncation, and math.MaxInt for an estimate
+// beyond it (a MaxLimit of math.MaxInt is 2^63 as a float64, which int() would wrap to
+// math.MinInt).
+func toLimit(f float64) int {
+	if f >= math.MaxInt {
+		return math.MaxInt
+	}
+	return int(f)
+}

@@ -311,7 +311,7 @@ func (a *asyncAttempt[T]) afterAdmission(first bool) {
 	p := c.p
 	var until int64
 	if t := p.timeout; t != nil {
-		until = p.reg.clock.Nanotime() + int64(t.cfg.Timeout)
+		until = addSat(p.reg.clock.Nanotime(), int64(t.cfg.Timeout))
 	}
 	a.ctx.init(c.ctx, p.reg.clock, until)
 	if t := p.timeout; t != nil {

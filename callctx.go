@@ -2,6 +2,7 @@ package r4c
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"sync"
 	"time"
@@ -147,4 +148,13 @@ func (c *callCtx) cancel(err error) {
 	for _, f := range run {
 		go f()
 	}
+}
+
+// addSat returns a+b for b >= 0, or math.MaxInt64 where that overflows: the deadline of the
+// longest timeout is at the end of time, not in the past.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -45,7 +45,8 @@ type CircuitBreakerConfig struct {
 	SlowCallRateThreshold float64
 	// SlowCallDuration is the duration from which a call is slow (default 60s).
 	SlowCallDuration time.Duration
-	// SlidingWindowSize is how many of the latest calls are recorded (default 100).
+	// SlidingWindowSize is how many of the latest calls are recorded (default 100, at most
+	// 1000000).
 	SlidingWindowSize int
 	// MinimumCalls is how many calls must be recorded before the rates count (default 100).
 	MinimumCalls int
@@ -97,9 +98,10 @@ var circuitBreakerSpec = policySpec[CircuitBreakerConfig]{
 		durationSetting("slowCallDuration", "a positive duration",
 			func(c *CircuitBreakerConfig) *time.Duration { return &c.SlowCallDuration }, positive, CodeInvalidSetting).eg("2s").
 			describe("The duration from which a call is slow."),
-		intSetting("slidingWindowSize", "at least 1",
-			func(c *CircuitBreakerConfig) *int { return &c.SlidingWindowSize }, atLeastOne, CodeInvalidSetting).eg("50").
-			describe("How many of the latest calls are recorded."),
+		intSetting("slidingWindowSize", "1 to 1000000",
+			func(c *CircuitBreakerConfig) *int { return &c.SlidingWindowSize },
+			func(v int) bool { return v >= 1 && v <= maxSlidingWindowSize }, CodeInvalidSetting).eg("50").
+			describe("How many of the latest calls are recorded (one byte each, allocated with the instance)."),
 		intSetting("minimumCalls", "at least 1",
 			func(c *CircuitBreakerConfig) *int { return &c.MinimumCalls }, atLeastOne, CodeInvalidSetting).eg("20").
 			describe("How many calls must be recorded before the rates count (at most slidingWindowSize are)."),
@@ -195,6 +197,10 @@ const (
 )
 
 const cbStateMask = 3
+
+// maxSlidingWindowSize bounds SlidingWindowSize: the ring of outcomes is allocated with the
+// instance, one byte an outcome, so a hostile value must not allocate without bound.
+const maxSlidingWindowSize = 1_000_000
 
 func newCircuitBreaker(reg *Registry, id string) func(CircuitBreakerConfig) *CircuitBreakerHandle {
 	return func(cfg CircuitBreakerConfig) *CircuitBreakerHandle {

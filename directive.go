@@ -100,12 +100,13 @@ func ParseDirective(text string) (Directive, error) {
 	scratch := layer{}
 	for i, f := range fields[1:] {
 		key, value, hasEq := strings.Cut(f.text, "=")
+		valueOff := f.offset + len(key) + 1 // where the value starts in the line
 		if !hasEq {
 			if i > 0 {
 				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: %q is not key=value (only the first attribute may be a lone value, for %s)", d.Policy, f.text, main))
 				continue
 			}
-			key, value = main, f.text
+			key, value, valueOff = main, f.text, f.offset // a lone value: no "key=" before it
 		}
 		if key == "" || value == "" && key != "retryOn" && key != "abortOn" && key != "recordOn" && key != "ignoreOn" && key != "dropOn" && key != "on" {
 			errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: malformed attribute %q: want key=value", d.Policy, f.text))
@@ -131,7 +132,7 @@ func ParseDirective(text string) (Directive, error) {
 			}
 			if key == "on" {
 				if bad := badErrorName(value); bad != "" {
-					errs = append(errs, directiveError(CodeBadAttribute, f.offset+len(key)+1, "//r4c:fallback: on=%s: %q is not an error name such as pkg.ErrName", value, bad))
+					errs = append(errs, directiveError(CodeBadAttribute, valueOff, "//r4c:fallback: on=%s: %q is not an error name such as pkg.ErrName", value, bad))
 					continue
 				}
 			}
@@ -144,14 +145,14 @@ func ParseDirective(text string) (Directive, error) {
 				// The generator's process has not run the user's RegisterError calls: check the
 				// names' syntax here; NewWrappedMethod checks that they are registered.
 				if bad := badErrorName(value); bad != "" {
-					errs = append(errs, directiveError(CodeBadAttribute, f.offset+len(key)+1, "//r4c:%s: %s=%s: %q is not an error name such as pkg.ErrName", d.Policy, key, value, bad))
+					errs = append(errs, directiveError(CodeBadAttribute, valueOff, "//r4c:%s: %s=%s: %q is not an error name such as pkg.ErrName", d.Policy, key, value, bad))
 					continue
 				}
 			} else if code, want, ok := spec.apply(scratch, key, value, false); !ok {
 				if code == CodeInvalidValue {
 					code = CodeBadAttribute
 				}
-				errs = append(errs, directiveError(code, f.offset+len(key)+1, "//r4c:%s: %s=%s is invalid: want %s", d.Policy, key, value, want))
+				errs = append(errs, directiveError(code, valueOff, "//r4c:%s: %s=%s is invalid: want %s", d.Policy, key, value, want))
 				continue
 			}
 		}

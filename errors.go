@@ -24,7 +24,10 @@ var (
 )
 
 // errNilContext is returned by calls given a nil context: the library never substitutes one.
-var errNilContext = errors.New("r4c: nil context")
+var errNilContext = &ConfigError{Code: CodeBadCall, Msg: "nil context: the library never substitutes one"}
+
+// errNilRegistry is returned by a nil *Registry's methods.
+var errNilRegistry = &ConfigError{Code: CodeNilRegistry, Msg: "the registry is nil: make one with NewRegistry"}
 
 // LimitExceededError is the rejection of an adaptive limit. It matches ErrLimitExceeded with
 // errors.Is. Each instance allocates its error once and returns that same value on every
@@ -77,8 +80,10 @@ const (
 	CodeUnknownConfig   = "R4C-REG-004" // an unknown named configuration
 	CodeConflict        = "R4C-REG-008" // one instance id resolved to two configurations
 	CodeUnknownInstance = "R4C-REG-009" // an unknown instance id asked of the registry
+	CodeNilRegistry     = "R4C-REG-010" // a nil *Registry given or used
 	CodeUnknownKey      = "R4C-CFG-001" // external configuration: unknown key
 	CodeInvalidValue    = "R4C-CFG-002" // external configuration: invalid value
+	CodeBadCall         = "R4C-CALL-001" // a call given a nil context or a nil function
 )
 
 // ConfigError is a configuration or registration error. Its message starts with its code and

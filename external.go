@@ -220,8 +220,25 @@ func nearestKey(key string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
+// maxEditWork bounds the work of one editDistance (the product of the lengths it compares), so
+// that a hostile key (an id of thousands of bytes from a file or the environment) costs time in
+// proportion to its length, not its square.
+const maxEditWork = 1 << 16
+
+// editDistance is the Levenshtein distance between a and b. A prefix and a suffix they share
+// do not change it and are dropped first (a candidate key repeats the key's own instance id);
+// what remains is compared only when small enough (maxEditWork), else the distance is taken
+// as the longer length, the most it can be.
 func editDistance(a, b string) int {
+	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+		a, b = a[1:], b[1:]
+	}
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b = a[:len(a)-1], b[:len(b)-1]
+	}
+	if (len(a)+1)*(len(b)+1) > maxEditWork {
+		return max(len(a), len(b))
+	}
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -98,7 +98,7 @@ func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 }
 
 // Limit returns the current limit.
-func (k *KneeAlgorithm) Limit() int { return int(k.est) }
+func (k *KneeAlgorithm) Limit() int { return toLimit(k.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
 func (k *KneeAlgorithm) Estimate() float64 { return k.est }
@@ -116,7 +116,7 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 		// Too few samples to tell a queue from noise: decide on this window and the next
 		// together, as one longer window.
 		k.pooled = w
-		return int(k.est)
+		return toLimit(k.est)
 	}
 	return k.decide(w)
 }
@@ -159,7 +159,7 @@ func (k *KneeAlgorithm) decide(w WindowSummary) int {
 		maxFlight: float64(w.MaxInFlight),
 		n:         float64(w.Samples),
 		binding:   w.Rejected > 0 && w.Rejected*20 >= w.Samples+w.Rejected,
-		touched:   w.Rejected > 0 || w.MaxInFlight >= int(k.est),
+		touched:   w.Rejected > 0 || w.MaxInFlight >= toLimit(k.est),
 		drain:     k.drainOf > 0,
 		limit:     k.est,
 	}
@@ -404,14 +404,14 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 		quiet = 1 + tol // a drain from the calls in flight costs more: only under a queue
 	}
 	if k.base == 0 || cur.drain || k.clear >= 1 {
-		return int(k.est)
+		return toLimit(k.est)
 	}
 	observe := !k.suspect && k.calm <= quiet && (k.confirmed || !cur.binding && !k.started)
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
 	if now/period == next/period && k.windows < 4*kneeDrainEvery {
-		return int(k.est)
+		return toLimit(k.est)
 	}
 	if observe {
 		// Nothing to learn from draining this limit, but other replicas may drain: watch
@@ -419,7 +419,7 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 		if now/period != next/period && !cur.binding {
 			k.drainOf, k.depth = k.est, 0
 		}
-		return int(k.est)
+		return toLimit(k.est)
 	}
 	k.depth = kneeDrainDepth
 	if k.suspect {
@@ -429,7 +429,7 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
 	k.windows = 0
 	k.suspect = false
-	return int(k.est)
+	return toLimit(k.est)
 }
 
 // learnNoise estimates the spread of one call's latency (as a share of the mean) from three

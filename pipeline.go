@@ -68,30 +68,30 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 // in R4C-REG-008 messages; ids gives policies with a name= of their own their instance id).
 func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, cfgs []PolicyConfig) (*Pipeline[T], error) {
 	if reg == nil {
-		return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil", quote(id))}
+		return nil, &ConfigError{Code: CodeNilRegistry, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil: make one with NewRegistry", quote(id))}
 	}
 	if id == "" {
 		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
 	}
-	ps, fb, err := reg.resolvePolicies(id, owner, ids, cfgs)
-	if err != nil {
-		return nil, err
-	}
 	var fallback *FallbackConfig[T]
-	if fb != nil {
+	ps, err := reg.resolvePolicies(id, owner, ids, cfgs, func(fb fallbackConfig) error {
 		f, ok := fb.(FallbackConfig[T])
 		if !ok {
-			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback",
+			return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback",
 				Msg: fmt.Sprintf("instance %s: the fallback returns %v, the pipeline %v", quote(id), fb.fallbackType(), reflect.TypeFor[T]())}
 		}
 		if f.Fn == nil {
-			return nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
+			return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
 				Msg: fmt.Sprintf("instance %s: the fallback function is nil", quote(id))}
 		}
 		if _, err := checkErrorList(f.On, "instance "+quote(id), "fallback", "on"); err != nil {
-			return nil, err
+			return err
 		}
 		fallback = &f
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	p := &Pipeline[T]{id: id, reg: reg, limit: ps.limit}
 	s := stages(ps, fallback)
@@ -117,10 +117,12 @@ func (p *Pipeline[T]) ID() string { return p.id }
 
 func (p *Pipeline[T]) checkCall(ctx context.Context, fnNil bool) error {
 	if ctx == nil {
-		return fmt.Errorf("r4c: pipeline %s: %w", quote(p.id), errNilContext)
+		return &ConfigError{Code: CodeBadCall, Instance: p.id, Key: "ctx", Value: "nil",
+			Msg: fmt.Sprintf("pipeline %s: the context is nil: the library never substitutes one", quote(p.id))}
 	}
 	if fnNil {
-		return fmt.Errorf("r4c: pipeline %s: the function is nil", quote(p.id))
+		return &ConfigError{Code: CodeBadCall, Instance: p.id, Key: "fn", Value: "nil",
+			Msg: fmt.Sprintf("pipeline %s: the function is nil", quote(p.id))}
 	}
 	return nil
 }

@@ -18,23 +18,24 @@ type policies struct {
 }
 
 // resolvePolicies resolves cfgs for instance id and claims their instances in r, creating them
-// or sharing existing ones; owner names the user in R4C-REG-008 messages. It returns the one
-// fallback config, if any, for the caller to type. Nothing is registered when it fails.
-// ids, when not nil, gives some policies an instance id of their own (a directive's name=).
-func (r *Registry) resolvePolicies(id, owner string, ids map[string]string, cfgs []PolicyConfig) (policies, fallbackConfig, error) {
+// or sharing existing ones; owner names the user in R4C-REG-008 messages. The one fallback
+// config, if any, goes to checkFallback before anything is registered (the caller types it).
+// Nothing is registered when it fails. ids, when not nil, gives some policies an instance id
+// of their own (a directive's name=).
+func (r *Registry) resolvePolicies(id, owner string, ids map[string]string, cfgs []PolicyConfig, checkFallback func(fallbackConfig) error) (policies, error) {
 	var ps policies
 	scope := "instance " + quote(id)
 	byName := map[string]PolicyConfig{}
 	var fb fallbackConfig
 	for _, c := range cfgs {
 		if isNil(c) {
-			return ps, nil, nilConfigError(scope)
+			return ps, nilConfigError(scope)
 		}
 		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer {
 			c = v.Elem().Interface().(PolicyConfig)
 		}
 		if _, dup := byName[c.PolicyName()]; dup {
-			return ps, nil, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: c.PolicyName(),
+			return ps, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: c.PolicyName(),
 				Msg: fmt.Sprintf("%s: %s is given twice", scope, c.PolicyName())}
 		}
 		byName[c.PolicyName()] = c
@@ -53,10 +54,15 @@ func (r *Registry) resolvePolicies(id, owner string, ids map[string]string, cfgs
 		use(r, &hedgeSpec, byName, id, ids, owner, &claims, &ps.hedge, newHedge, (*HedgeHandle).snapshotAny),
 	} {
 		if err != nil {
-			return ps, nil, err
+			return ps, err
 		}
 	}
-	return ps, fb, r.register(claims)
+	if fb != nil {
+		if err := checkFallback(fb); err != nil {
+			return ps, err
+		}
+	}
+	return ps, r.register(claims)
 }
 
 // use resolves the config of spec's policy in byName, if present, and adds the claim of its

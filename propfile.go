@@ -325,8 +325,12 @@ func malformedEscape(s []byte, at int) string {
 // validation of its own: every key and value then goes through the same checks as a
 // .properties line. Numbers are kept as written (json.Decoder.UseNumber) rather than going
 // through float64, so "100" does not turn into "1e+02" and a duration such as 1.5 keeps its
-// text. An empty object contributes no entries. The walk is iterative, so nesting depth costs
-// memory for the path, never stack. Lines end at \n, \r\n or a lone \r, as in parseProperties.
+// text. An empty object contributes no entries. Objects may nest maxJSONDepth levels deep
+// (a key needs 4 at most), and the walk is iterative: nesting never costs stack. Lines end at \n, \r\n or a lone \r, as in parseProperties.
+// maxJSONDepth bounds the nesting of a JSON configuration file (the top-level object counts):
+// a hostile file must not cost memory without bound.
+const maxJSONDepth = 16
+
 func flattenJSON(name string, data []byte) ([]property, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -382,6 +386,9 @@ func flattenJSON(name string, data []byte) ([]property, error) {
 			return nil, syntax(err)
 		}
 		if tok == json.Delim('{') {
+			if len(path)+1 >= maxJSONDepth {
+				return nil, fail(dec.InputOffset(), "%q: objects nested deeper than %d levels (a key has at most 4: instances.<id>.<policy>.<key>)", joinJSONKey(path, key), maxJSONDepth)
+			}
 			path = append(path, key)
 			continue
 		}

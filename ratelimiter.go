@@ -3,6 +3,7 @@ package r4c
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,7 +159,10 @@ func (h *RateLimiterHandle) reserve(ctx context.Context) (wait time.Duration, cy
 		i++
 	}
 	cycle = h.cycle + 1 + int64(i)
-	wait = time.Duration(cycle*h.period - elapsed)
+	wait = time.Duration(math.MaxInt64) // a period that starts beyond the end of time
+	if cycle <= math.MaxInt64/h.period {
+		wait = time.Duration(cycle*h.period - elapsed)
+	}
 	if wait > h.maxWait {
 		h.mu.Unlock()
 		return 0, 0, h.reject()

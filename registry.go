@@ -3,9 +3,11 @@ package r4c
 import (
 	"errors"
 	"fmt"
+	"log"
 	"reflect"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Registry holds the policy instances of an application, the configuration they resolve from
@@ -14,10 +16,11 @@ import (
 // pipeline is built (or a generated wrapper constructed) and shared by id. A Registry is safe for
 // concurrent use; the limits are per registry.
 type Registry struct {
-	clock       Clock
-	systemClock bool
-	observers   []Observer
-	observed    bool
+	clock          Clock
+	systemClock    bool
+	observers      []Observer
+	observed       bool
+	observerPanics atomic.Int64
 
 	// Configuration layers, fixed at construction: partial configs by policy name.
 	defaults  layer
@@ -110,10 +113,13 @@ func (b *registryBuilder) addNamedLayer(m map[string]layer, kind, emptyMsg, name
 }
 
 // WithObserver registers an observer of the registry's events (limit changes, rejections,
-// circuit breaker transitions).
+// circuit breaker transitions). A nil observer (or ObserverFunc(nil)) is an error of
+// NewRegistry. Observers run synchronously; a panic in one is recovered and never reaches the
+// policy (its state stays whole): the first is logged, all are counted in
+// Snapshot().ObserverPanics.
 func WithObserver(o Observer) Option {
 	return func(b *registryBuilder) {
-		if o == nil {
+		if isNil(o) {
 			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: "observer", Value: "nil", Msg: "WithObserver: the observer is nil"})
 			return
 		}
@@ -141,12 +147,15 @@ func (b *registryBuilder) addLayer(l layer, scope string, named bool, cfgs []Pol
 }
 
 // isNil reports whether c is nil or a nil pointer to a config.
-func isNil(c PolicyConfig) bool {
+func isNil(c any) bool {
 	if c == nil {
 		return true
 	}
-	v := reflect.ValueOf(c)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	switch v := reflect.ValueOf(c); v.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 func nilConfigError(scope string) error {
@@ -166,7 +175,7 @@ func NewRegistry(opts ...Option) (*Registry, error) {
 	}
 	b := &registryBuilder{r: r}
 	for _, o := range opts {
-		if o == nil {
+		if isNil(o) {
 			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Msg: "NewRegistry: an option is nil"})
 			continue
 		}
@@ -207,7 +216,12 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Clock returns the registry's clock.
-func (r *Registry) Clock() Clock { return r.clock }
+func (r *Registry) Clock() Clock {
+	if r == nil {
+		return SystemClock() // a nil registry has no clock of its own: the default
+	}
+	return r.clock
+}
 
 // resolve resolves the configuration of policy instance id given site, the config of the call
 // site: built-in defaults < registry defaults < named configuration < call site < instance
@@ -313,6 +327,10 @@ func conflictError(id, first, second, policy, diff string) error {
 
 // lookup returns the handle of instance id of a policy, or R4C-REG-009.
 func lookup[H any](r *Registry, policy, id string) (H, error) {
+	if r == nil {
+		var zero H
+		return zero, errNilRegistry
+	}
 	r.mu.Lock()
 	e, ok := r.live[policy][id]
 	r.mu.Unlock()
@@ -355,10 +373,15 @@ type Snapshot struct {
 	Retries         []RetrySnapshot
 	CircuitBreakers []CircuitBreakerSnapshot
 	Hedges          []HedgeSnapshot
+	// ObserverPanics counts the panics of observers, recovered (see WithObserver).
+	ObserverPanics int64
 }
 
 // Snapshot reads every instance. Metrics adapters call it when scraped.
 func (r *Registry) Snapshot() Snapshot {
+	if r == nil {
+		return Snapshot{} // nothing to read
+	}
 	return Snapshot{
 		AdaptiveLimits:  snapshots[AdaptiveLimitSnapshot](r, policyAdaptiveLimit),
 		Bulkheads:       snapshots[BulkheadSnapshot](r, policyBulkhead),
@@ -367,11 +390,27 @@ func (r *Registry) Snapshot() Snapshot {
 		Retries:         snapshots[RetrySnapshot](r, policyRetry),
 		CircuitBreakers: snapshots[CircuitBreakerSnapshot](r, policyCircuitBreaker),
 		Hedges:          snapshots[HedgeSnapshot](r, policyHedge),
+		ObserverPanics:  r.observerPanics.Load(),
 	}
 }
 
 func (r *Registry) publish(e Event) {
 	for _, o := range r.observers {
-		o.Observe(e)
+		r.observe(o, e)
 	}
+}
+
+// observe hands e to o. A panic in an observer never reaches the policy that published the event
+// (whose state must stay whole): it is recovered, counted (Snapshot.ObserverPanics), and the
+// first one of the registry is logged.
+func (r *Registry) observe(o Observer, e Event) {
+	defer func() {
+		if p := recover(); p != nil {
+			if r.observerPanics.Add(1) == 1 {
+				log.Printf("r4c: an observer panicked on %v of %s %q: %v (recovered; later panics are counted in Snapshot().ObserverPanics, not logged)",
+					e.Type, e.Kind, e.Instance, p)
+			}
+		}
+	}()
+	o.Observe(e)
 }

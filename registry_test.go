@@ -230,7 +230,7 @@ func TestUnknownInstanceAndNilRegistry(t *testing.T) {
 	if r4c.ErrorCode(err) != "R4C-REG-009" || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("%v", err)
 	}
-	if _, err := r4c.NewPipeline[string](nil, "x"); r4c.ErrorCode(err) != "R4C-REG-001" {
+	if _, err := r4c.NewPipeline[string](nil, "x"); r4c.ErrorCode(err) != r4c.CodeNilRegistry {
 		t.Fatalf("%v", err)
 	}
 	if r4c.ErrorCode(nil) != "" || r4c.ErrorCode(errors.New("plain")) != "" {
@@ -312,7 +312,8 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, code := range []string{r4c.CodeBadDuration, r4c.CodeBadAttribute, r4c.CodeLimitBelowOne, r4c.CodeOutOfOrder,
-		r4c.CodeInvalidSetting, r4c.CodeUnknownConfig, r4c.CodeConflict, r4c.CodeUnknownInstance, r4c.CodeUnknownKey, r4c.CodeInvalidValue} {
+		r4c.CodeInvalidSetting, r4c.CodeUnknownConfig, r4c.CodeConflict, r4c.CodeUnknownInstance, r4c.CodeNilRegistry,
+		r4c.CodeUnknownKey, r4c.CodeInvalidValue, r4c.CodeBadCall} {
 		if !strings.Contains(string(doc), "## "+code+":") {
 			t.Errorf("docs/errors.md has no section for %s", code)
 		}

@@ -128,7 +128,7 @@ func (h *RetryHandle) backoff(n int) time.Duration {
 	if h.jitter > 0 {
 		w *= 1 + h.jitter*(2*rand.Float64()-1)
 	}
-	if w > float64(math.MaxInt64) {
+	if w >= float64(math.MaxInt64) { // float64(MaxInt64) is 2^63: equal already overflows
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(w)

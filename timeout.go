@@ -140,7 +140,7 @@ func timeoutStage[T any](h *TimeoutHandle) stage[T] {
 	return func(next call[T]) call[T] {
 		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
 			c := &timeoutCall[T]{next: next, fn: fn}
-			c.ctx.init(ctx, h.clock, h.clock.Nanotime()+int64(h.cfg.Timeout))
+			c.ctx.init(ctx, h.clock, addSat(h.clock.Nanotime(), int64(h.cfg.Timeout)))
 			c.sig = startSignal(h.clock, h.cfg.Timeout)
 			go c.run()
 			var r result[T]

@@ -4,6 +4,7 @@ package r4ctest
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +50,7 @@ func (c *ManualClock) Advance(d time.Duration) {
 		d = 0
 	}
 	c.mu.Lock()
-	c.goal += int64(d)
+	c.goal = addSat(c.goal, int64(d))
 	target := c.goal
 	c.mu.Unlock()
 	for {
@@ -163,7 +164,7 @@ func (t *manualTimer) Reset(d time.Duration) bool {
 		t.fire()
 		return active
 	}
-	t.when = c.now.Load() + int64(max(d, 0))
+	t.when = addSat(c.now.Load(), int64(max(d, 0)))
 	c.seq++
 	t.seq = c.seq
 	c.timersLocked().Push(t)
@@ -184,4 +185,13 @@ func (t *manualTimer) fire() {
 	case t.ch <- t.c.Now():
 	default:
 	}
+}
+
+// addSat returns a+b for b >= 0, or math.MaxInt64 where that overflows: a timer of the longest
+// duration is due at the end of time, not in the past.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

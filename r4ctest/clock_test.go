@@ -2,6 +2,7 @@ package r4ctest_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -150,5 +151,22 @@ func TestWaitPending(t *testing.T) {
 	cancel()
 	if err := c.WaitPending(ctx, 3); err == nil {
 		t.Fatal("WaitPending returned nil with a cancelled context and too few timers")
+	}
+}
+
+// The longest timer is due at the end of time: a short Advance does not fire it (the due time
+// does not wrap), and Advances that add up past the end of time do not wrap either.
+func TestTheLongestTimerIsDueAtTheEndOfTime(t *testing.T) {
+	c := r4ctest.NewManualClock()
+	fired := 0
+	c.AfterFunc(time.Duration(math.MaxInt64), func() { fired++ })
+	c.Advance(time.Millisecond)
+	if fired != 0 {
+		t.Fatal("a math.MaxInt64 timer fired on a 1ms Advance")
+	}
+	c.Advance(time.Duration(math.MaxInt64))
+	c.Advance(time.Duration(math.MaxInt64))
+	if fired != 1 || c.Nanotime() != math.MaxInt64 {
+		t.Fatalf("fired %d times, clock at %d; want once, at the end of time", fired, c.Nanotime())
 	}
 }
