@@ -72,17 +72,17 @@ func (e *PanicError) Unwrap() error {
 // Error codes of configuration and registration errors, returned by ErrorCode. They are stable:
 // match on them, not on messages. docs/errors.md describes each one with an example and the fix.
 const (
-	CodeBadDuration     = "R4C-ATR-001" // a duration with bad syntax
-	CodeBadAttribute    = "R4C-ATR-002" // a directive with an unknown attribute or malformed value
-	CodeLimitBelowOne   = "R4C-ATR-003" // a limit less than 1
-	CodeOutOfOrder      = "R4C-ATR-009" // limits out of order, or window out of range
-	CodeInvalidSetting  = "R4C-REG-001" // an invalid setting given in Go code
-	CodeUnknownConfig   = "R4C-REG-004" // an unknown named configuration
-	CodeConflict        = "R4C-REG-008" // one instance id resolved to two configurations
-	CodeUnknownInstance = "R4C-REG-009" // an unknown instance id asked of the registry
-	CodeNilRegistry     = "R4C-REG-010" // a nil *Registry given or used
-	CodeUnknownKey      = "R4C-CFG-001" // external configuration: unknown key
-	CodeInvalidValue    = "R4C-CFG-002" // external configuration: invalid value
+	CodeBadDuration     = "R4C-ATR-001"  // a duration with bad syntax
+	CodeBadAttribute    = "R4C-ATR-002"  // a directive with an unknown attribute or malformed value
+	CodeLimitBelowOne   = "R4C-ATR-003"  // a limit less than 1
+	CodeOutOfOrder      = "R4C-ATR-009"  // limits out of order, or window out of range
+	CodeInvalidSetting  = "R4C-REG-001"  // an invalid setting given in Go code
+	CodeUnknownConfig   = "R4C-REG-004"  // an unknown named configuration
+	CodeConflict        = "R4C-REG-008"  // one instance id resolved to two configurations
+	CodeUnknownInstance = "R4C-REG-009"  // an unknown instance id asked of the registry
+	CodeNilRegistry     = "R4C-REG-010"  // a nil *Registry given or used
+	CodeUnknownKey      = "R4C-CFG-001"  // external configuration: unknown key
+	CodeInvalidValue    = "R4C-CFG-002"  // external configuration: invalid value
 	CodeBadCall         = "R4C-CALL-001" // a call given a nil context or a nil function
 )
 
