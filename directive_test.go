@@ -153,3 +153,35 @@ func checkDirectiveErrors(t *testing.T, cases []directiveErrorCase) {
 		}
 	}
 }
+
+// FuzzParseDirective: whatever the text, ParseDirective does not panic, every problem is a
+// coded *DirectiveError at an offset inside the text, and every attribute it accepts starts at
+// its offset.
+func FuzzParseDirective(f *testing.F) {
+	for _, s := range []string{"//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms",
+		"//r4c:timeout 2s", "//r4c:retry 0", "//r4c:retry 3 2s", "//r4c:fallback method=Cached on=io.EOF",
+		"//r4c:circuitbreaker slidingWindowSize=99999999999", "//r4c:adaptivelimit dropOn=", "//r4c:", "//r4c:hedge delay=1ms maxHedges=2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		d, err := r4c.ParseDirective(text)
+		if err != nil {
+			errs := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = j.Unwrap()
+			}
+			for _, e := range errs {
+				var de *r4c.DirectiveError
+				if !errors.As(e, &de) || r4c.ErrorCode(e) == "" || de.Offset < 0 || de.Offset > len(text) {
+					t.Fatalf("%q: problem %v (%T) is not a coded *DirectiveError inside the text", text, e, e)
+				}
+			}
+			return
+		}
+		for _, a := range d.Attrs {
+			if a.Offset < 0 || a.Offset >= len(text) || !strings.HasPrefix(text[a.Offset:], a.Key) && !strings.HasPrefix(text[a.Offset:], a.Value) {
+				t.Fatalf("%q: attribute %+v is not at its offset", text, a)
+			}
+		}
+	})
+}
