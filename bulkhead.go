@@ -277,3 +277,7 @@ func bulkheadStage[T any](b *BulkheadHandle) stage[T] {
 func (r *Registry) Bulkhead(id string) (*BulkheadHandle, error) {
 	return lookup[*BulkheadHandle](r, policyBulkhead, id)
 }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("bulkhead{...}"); settings not set are left out.
+func (c BulkheadConfig) String() string { return bulkheadSpec.text(c) }

@@ -475,3 +475,7 @@ func (h *CircuitBreakerHandle) settle(ctx context.Context, p cbPermit, err error
 	h.release(p, h.classify(ctx, err))
 }
 func (h *CircuitBreakerHandle) abandon(p cbPermit) { h.release(p, cbIgnored) }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("circuitBreaker{...}"); settings not set are left out.
+func (c CircuitBreakerConfig) String() string { return circuitBreakerSpec.text(c) }

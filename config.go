@@ -38,6 +38,9 @@ const (
 	Knee
 )
 
+// defaultInitialLimit is the built-in InitialLimit, kept within MinLimit and MaxLimit.
+const defaultInitialLimit = 20
+
 // defaultAlgorithm is the built-in default of AdaptiveLimitConfig.Algorithm.
 const defaultAlgorithm = Gradient2
 
@@ -148,7 +151,8 @@ const NoQueue = -1
 type AdaptiveLimitConfig struct {
 	// Algorithm is Gradient2 (default), AIMD, Vegas or Knee.
 	Algorithm LimitAlgorithm
-	// InitialLimit is the limit before the first window completes (default 20).
+	// InitialLimit is the limit before the first window completes (default 20, kept within
+	// MinLimit and MaxLimit: MaxLimit 10 alone means InitialLimit 10).
 	InitialLimit int
 	// MinLimit is the lowest the limit goes (default 1).
 	MinLimit int
@@ -233,7 +237,6 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 	// algorithm once every layer is merged, and Alpha and Beta unset mean Netflix's functions.
 	defaults: AdaptiveLimitConfig{
 		Algorithm:        defaultAlgorithm,
-		InitialLimit:     20,
 		MinLimit:         1,
 		MaxLimit:         200,
 		Window:           time.Second,
@@ -252,6 +255,11 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 	complete: func(c *AdaptiveLimitConfig) {
 		if c.Smoothing == 0 && c.Algorithm.valid() {
 			c.Smoothing = algorithms[c.Algorithm].smoothing
+		}
+		if c.InitialLimit == 0 {
+			// A default yields to the limits set around it; limits set explicitly out of
+			// order stay an error (relate).
+			c.InitialLimit = max(c.MinLimit, min(defaultInitialLimit, c.MaxLimit))
 		}
 	},
 	relate: func(c *AdaptiveLimitConfig, scope string) error {
@@ -291,7 +299,8 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		example: "aimd",
 	},
 	intSetting("initialLimit", "at least 1, and minLimit <= initialLimit <= maxLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne).eg("15").describe("The limit before the first window completes."),
+		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne).eg("15").describe("The limit before the first window completes.").
+		defaultIs("20, within minLimit and maxLimit"),
 	intSetting("minLimit", "at least 1",
 		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, CodeLimitBelowOne).eg("2").describe("The lowest the limit goes."),
 	intSetting("maxLimit", "at least 1, and at least minLimit",
@@ -332,3 +341,7 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
 		"false disables the limit: every call passes and nothing is measured."),
 }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("adaptiveLimit{...}"); settings not set are left out.
+func (c AdaptiveLimitConfig) String() string { return adaptiveLimitSpec.text(c) }

@@ -250,3 +250,7 @@ func hedgeStage[T any](h *HedgeHandle) stage[T] {
 		}
 	}
 }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("hedge{...}"); settings not set are left out.
+func (c HedgeConfig) String() string { return hedgeSpec.text(c) }

@@ -265,3 +265,7 @@ func rateLimiterStage[T any](h *RateLimiterHandle) stage[T] {
 		}
 	}
 }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("rateLimiter{...}"); settings not set are left out.
+func (c RateLimiterConfig) String() string { return rateLimiterSpec.text(c) }

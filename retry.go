@@ -13,12 +13,13 @@ import (
 type RetryConfig struct {
 	// MaxAttempts is the number of attempts, the first one included (default 3).
 	MaxAttempts int
-	// Wait is the wait before the first retry (default 500ms).
+	// Wait is the wait before the first retry (default 500ms). Use NoWait to retry at once.
 	Wait time.Duration
 	// Multiplier grows the wait after each retry: wait x Multiplier^(n-1) before retry n
 	// (default 1: a constant wait; above 1: exponential backoff).
 	Multiplier float64
-	// MaxWait caps the wait (default 0: no cap). Use NoWait to remove a cap set by a lower layer.
+	// MaxWait caps the wait, jitter included (default 0: no cap). Use NoWait to remove a cap set
+	// by a lower layer.
 	MaxWait time.Duration
 	// Jitter randomises each wait by up to this fraction either way, in [0, 1) (default 0). Use
 	// NoJitter to remove jitter set by a lower layer.
@@ -59,9 +60,8 @@ var retrySpec = policySpec[RetryConfig]{
 		intSetting("maxAttempts", "at least 1",
 			func(c *RetryConfig) *int { return &c.MaxAttempts }, atLeastOne, CodeLimitBelowOne).eg("5").
 			describe("The number of attempts, the first one included."),
-		durationSetting("wait", "a positive duration",
-			func(c *RetryConfig) *time.Duration { return &c.Wait }, positive, CodeInvalidSetting).eg("1s").
-			describe("The wait before the first retry; it is spent outside every inner policy and holds no slot."),
+		waitSetting("wait", func(c *RetryConfig) *time.Duration { return &c.Wait }).eg("1s").
+			describe("The wait before the first retry (0 retries at once); it is spent outside every inner policy and holds no slot."),
 		floatSetting("multiplier", "at least 1",
 			func(c *RetryConfig) *float64 { return &c.Multiplier }, func(v float64) bool { return v >= 1 && v < inf }).eg("2").
 			describe("Grows the wait after each retry (exponential backoff above 1)."),
@@ -121,12 +121,15 @@ func (h *RetryHandle) Config() RetryConfig { return h.cfg }
 
 // backoff returns the wait after failed attempt n (from 1).
 func (h *RetryHandle) backoff(n int) time.Duration {
-	w := float64(h.cfg.Wait) * math.Pow(h.cfg.Multiplier, float64(n-1))
+	w := float64(effectiveWait(h.cfg.Wait)) * math.Pow(h.cfg.Multiplier, float64(n-1))
 	if h.maxWait > 0 && w > float64(h.maxWait) {
 		w = float64(h.maxWait)
 	}
 	if h.jitter > 0 {
 		w *= 1 + h.jitter*(2*rand.Float64()-1)
+		if h.maxWait > 0 && w > float64(h.maxWait) {
+			w = float64(h.maxWait) // jitter spreads a capped wait below the cap, never above
+		}
 	}
 	if w >= float64(math.MaxInt64) { // float64(MaxInt64) is 2^63: equal already overflows
 		return time.Duration(math.MaxInt64)
@@ -221,3 +224,7 @@ func sleep(ctx context.Context, clock Clock, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("retry{...}"); settings not set are left out.
+func (c RetryConfig) String() string { return retrySpec.text(c) }

@@ -119,6 +119,32 @@ func (p *policySpec[C]) validate(c C, scope string) error {
 
 // diff lists the settings on which two resolved configurations differ, as
 // "maxLimit 100 vs 50"; "" when they are the same.
+// text writes c as its configuration keys, as configuration.md documents them: "maxLimit=100
+// window=1s ..." (settings not set are left out; sentinels such as NoWait read as what they
+// mean, 0s).
+func (p *policySpec[C]) text(c C) string {
+	var b strings.Builder
+	b.WriteString(p.name)
+	b.WriteString("{")
+	first := true
+	for _, s := range p.settings {
+		v := s.format(&c)
+		if v == "" {
+			continue
+		}
+		if !first {
+			b.WriteString(" ")
+		}
+		first = false
+		b.WriteString(s.key + "=" + v)
+	}
+	if n := *p.named(&c); n != "" {
+		b.WriteString(" config=" + n)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
 func (p *policySpec[C]) diff(a, b C) string {
 	var parts []string
 	for _, s := range p.settings {

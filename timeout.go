@@ -162,3 +162,7 @@ func timeoutStage[T any](h *TimeoutHandle) stage[T] {
 		}
 	}
 }
+
+// String writes the configuration as its keys and values, as docs/configuration.md documents
+// them ("timeout{...}"); settings not set are left out.
+func (c TimeoutConfig) String() string { return timeoutSpec.text(c) }
