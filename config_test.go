@@ -2,11 +2,14 @@ package r4c_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/r4ctest"
 )
 
 // A default that conflicts with a set value yields to it: MaxLimit 10 alone is valid, with an
@@ -66,5 +69,78 @@ func TestConfigsPrintAsDocumented(t *testing.T) {
 		if !strings.HasPrefix(got, want) {
 			t.Errorf("%s, want it to start with %s", got, want)
 		}
+	}
+}
+
+// Check lists every instance-level external key that matched nothing, from every source, with
+// where it came from: an id with no instance (with the nearest id), a policy the instance does
+// not have. Keys that matched, and ids with special characters, are not reported.
+func TestCheckReportsInstanceKeysThatMatchedNothing(t *testing.T) {
+	dir := t.TempDir()
+	props := filepath.Join(dir, "app.properties")
+	if err := os.WriteFile(props, []byte("instances.serch.adaptiveLimit.maxLimit=50\ninstances.search.adaptiveLimit.maxLimit=60\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jsonFile := filepath.Join(dir, "r4c.json")
+	if err := os.WriteFile(jsonFile, []byte(`{"instances": {"search": {"bulkhead": {"maxConcurrent": 5}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	special := "shop.OrderClient#Place(context.Context,string)"
+	t.Setenv(r4c.EnvName("instances."+special+".retry.maxAttempts"), "4")
+	t.Setenv(r4c.EnvName("instances.orders__v2.timeout.timeout"), "3s")
+	reg, err := r4c.NewRegistry(r4c.WithClock(r4ctest.NewManualClock()), r4c.WithPropertiesFile(props), r4c.WithJSONFile(jsonFile), r4c.WithEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPipeline[string](t, reg, "search", r4c.AdaptiveLimitConfig{})
+	newPipeline[string](t, reg, special, r4c.RetryConfig{})
+	if h, _ := reg.Retry(special); h == nil || h.Config().MaxAttempts != 4 {
+		t.Fatal("the environment variable of an id with special characters did not apply")
+	}
+	err = reg.Check()
+	if r4c.ErrorCode(err) != r4c.CodeUnmatchedKey {
+		t.Fatalf("%v, want R4C-CFG-003", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		props + `:1: instances.serch.adaptiveLimit.maxLimit: no instance "serch": did you mean "search"?`,
+		jsonFile + `:1: instances.search.bulkhead.maxConcurrent: instance "search" has no bulkhead (it has adaptiveLimit)`,
+		`environment variable R4C_INSTANCES_orders__5F__5Fv2_TIMEOUT_TIMEOUT: instances.orders__v2.timeout.timeout: no instance "orders__v2"`,
+		"3 external key(s)",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Check: %s\nlacks %s", msg, want)
+		}
+	}
+	if strings.Contains(msg, "instances.search.adaptiveLimit") || strings.Contains(msg, "OrderClient") {
+		t.Errorf("Check reports keys that matched: %s", msg)
+	}
+	newPipeline[string](t, reg, "orders__v2", r4c.TimeoutConfig{})
+	reg2, _ := r4c.NewRegistry()
+	if err := reg2.Check(); err != nil {
+		t.Fatalf("a registry without external keys: %v", err)
+	}
+}
+
+// EnvName and WithEnvironment agree for every id: the escaped variable maps back to its key.
+func TestEnvNameRoundTrips(t *testing.T) {
+	for _, id := range []string{"orders", "a_b", "a__b", "_x_", "example.com/shop.OrderClient#Place(context.Context,string)", "ü-ñ", "__2E"} {
+		key := "instances." + id + ".bulkhead.maxConcurrent"
+		name := r4c.EnvName(key)
+		for _, c := range name {
+			if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+				t.Fatalf("%q: %q is not a portable variable name", id, name)
+			}
+		}
+		t.Setenv(name, "7")
+		reg, err := r4c.NewRegistry(r4c.WithEnvironment())
+		if err != nil {
+			t.Fatalf("%q (%s): %v", id, name, err)
+		}
+		newPipeline[string](t, reg, id, r4c.BulkheadConfig{})
+		if b, _ := reg.Bulkhead(id); b.Config().MaxConcurrent != 7 {
+			t.Fatalf("%q: %s did not set it", id, name)
+		}
+		os.Unsetenv(name)
 	}
 }

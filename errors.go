@@ -83,6 +83,7 @@ const (
 	CodeNilRegistry     = "R4C-REG-010"  // a nil *Registry given or used
 	CodeUnknownKey      = "R4C-CFG-001"  // external configuration: unknown key
 	CodeInvalidValue    = "R4C-CFG-002"  // external configuration: invalid value
+	CodeUnmatchedKey    = "R4C-CFG-003"  // external configuration: an instance key that matched nothing (Registry.Check)
 	CodeBadCall         = "R4C-CALL-001" // a call given a nil context or a nil function
 )
 

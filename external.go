@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -284,6 +285,7 @@ func (b *registryBuilder) applyProperty(key, value, where string) {
 		l = b.layerOf(b.r.configs, fk.name)
 	case "instances":
 		l = b.layerOf(b.r.instances, fk.name)
+		b.r.instanceKeys = append(b.r.instanceKeys, instanceKey{id: fk.name, policy: fk.policy.policyName(), key: key, where: where})
 	}
 	if code, want, ok := fk.policy.apply(l, fk.setting, value, fk.kind == "configs"); !ok {
 		b.errs = append(b.errs, &ConfigError{Code: code, Instance: fk.name, Policy: fk.policy.policyName(), Key: key, Value: value,
@@ -386,7 +388,8 @@ func WithEnvironment() Option {
 }
 
 // envKey maps the rest of an environment variable name to a flat key, matching the kind, the
-// policy and the setting without regard to case. A name it cannot map is returned with '_'
+// policy and the setting without regard to case, and decoding the escapes of the name
+// (envUnescape). A name it cannot map is returned with '_'
 // turned into '.', for the unknown-key message.
 func envKey(rest string) string {
 	parts := strings.Split(rest, "_")
@@ -395,7 +398,7 @@ func envKey(rest string) string {
 	}
 	kind := strings.ToLower(parts[0])
 	policy, setting := parts[len(parts)-2], parts[len(parts)-1]
-	name := strings.Join(parts[1:len(parts)-2], "_")
+	name := envUnescape(strings.Join(parts[1:len(parts)-2], "_"))
 	for _, s := range allSpecs {
 		if strings.EqualFold(s.policyName(), policy) {
 			policy = s.policyName()
@@ -411,4 +414,54 @@ func envKey(rest string) string {
 		key += "." + name
 	}
 	return key + "." + policy + "." + setting
+}
+
+// envUnescape decodes the escapes of an instance id in an environment variable name, which may
+// hold only letters, digits and '_' where generated ids hold '.', '/', '#', '(', ',' and more:
+// "__" and two hexadecimal digits stand for that byte ("__2E" is '.', "__23" is '#', "__5F"
+// is '_'). Anything else is kept as it is.
+func envUnescape(s string) string {
+	if !strings.Contains(s, "__") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if i+3 < len(s) && s[i] == '_' && s[i+1] == '_' {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// EnvName returns the name of the environment variable that sets key, a flat key such as
+// "instances.shop.OrderClient#Place.retry.maxAttempts", for WithEnvironment: the bytes of the
+// instance id that a variable name cannot hold are escaped, and so is every '_' next to
+// another ("R4C_INSTANCES_shop__2EOrderClient__23Place_RETRY_MAXATTEMPTS"). It returns "" for
+// a key that is not valid.
+func EnvName(key string) string {
+	fk, _, ok := parseFlatKey(key)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(EnvPrefix + strings.ToUpper(fk.kind))
+	if fk.name != "" {
+		b.WriteString("_")
+		for i := 0; i < len(fk.name); i++ {
+			c := fk.name[i]
+			lone := c == '_' && (i == 0 || fk.name[i-1] != '_') && (i+1 == len(fk.name) || fk.name[i+1] != '_')
+			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || lone {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, "__%02X", c)
+			}
+		}
+	}
+	b.WriteString("_" + strings.ToUpper(fk.policy.policyName()) + "_" + strings.ToUpper(fk.setting))
+	return b.String()
 }

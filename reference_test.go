@@ -107,7 +107,7 @@ work as they are.
 | a map | ` + "`r4c.WithProperties(map[string]string)`" + ` | ` + "`\"defaults.adaptiveLimit.maxLimit\": \"100\"`" + `, applied in sorted key order | ` + "`WithProperties`" + ` |
 | a .properties file | ` + "`r4c.WithPropertiesFile(path)`" + ` | ` + "`java.util.Properties`" + `: ` + "`#`" + ` and ` + "`!`" + ` comments, ` + "`=`" + `, ` + "`:`" + ` or whitespace between key and value, backslash escapes, line continuations; later lines win | the file and line |
 | a JSON file | ` + "`r4c.WithJSONFile(path)`" + ` | nested objects flatten to the keys: ` + "`{\"defaults\": {\"adaptiveLimit\": {\"maxLimit\": 100}}}`" + `; error lists may be arrays | the file and line |
-| the environment | ` + "`r4c.WithEnvironment()`" + ` | ` + "`R4C_`" + ` + the key with ` + "`_`" + ` for ` + "`.`" + `, kind, policy and key in any case, the name verbatim: ` + "`R4C_DEFAULTS_ADAPTIVELIMIT_MAXLIMIT=100`" + `, ` + "`R4C_INSTANCES_orders_BULKHEAD_MAXCONCURRENT=5`" + ` | the variable |
+| the environment | ` + "`r4c.WithEnvironment()`" + ` | ` + "`R4C_`" + ` + the key with ` + "`_`" + ` for ` + "`.`" + `, kind, policy and key in any case, the name as it is but for ` + "`__`" + ` and two hex digits, which stand for that byte: ` + "`R4C_DEFAULTS_ADAPTIVELIMIT_MAXLIMIT=100`" + `, ` + "`R4C_INSTANCES_orders_BULKHEAD_MAXCONCURRENT=5`" + `; ` + "`r4c.EnvName(key)`" + ` writes the variable of any key | the variable |
 
 Values: integers and numbers in Go syntax; durations in Go syntax (` + "`500ms`" + `, ` + "`2s`" + `, ` + "`1m30s`" + `);
 ` + "`true`" + ` or ` + "`false`" + `; algorithm names ` + algorithmNamesMarkdown() + `;
@@ -121,6 +121,21 @@ bad duration, R4C-ATR-003 for a limit below 1, R4C-ATR-009 for a window out of r
 named configuration is R4C-REG-004, and limits out of order or ` + "`alpha`" + ` above ` + "`beta`" + `
 (checked when the settings of all layers meet, at pipeline construction) R4C-ATR-009. See
 [errors.md](errors.md).
+
+**Environment variables and generated ids.** A variable name holds only letters, digits and
+` + "`_`" + ` (Kubernetes and most shells require it), while generated ids hold dots, slashes, ` + "`#`" + `,
+parentheses and commas. In the name part, ` + "`__`" + ` followed by two hexadecimal digits stands for
+that byte: ` + "`instances.shop.OrderClient#Place.retry.maxAttempts`" + ` is
+` + "`R4C_INSTANCES_shop__2EOrderClient__23Place_RETRY_MAXATTEMPTS`" + `. ` + "`r4c.EnvName(key)`" + ` writes it for
+any key (a ` + "`_`" + ` next to another is escaped too, ` + "`__5F`" + `). Or give the policies a short id of their
+own with the directive's ` + "`name=`" + `.
+
+**Keys that match nothing.** External configuration tunes the policies a pipeline has; it never
+adds one. An instance-level key whose id has no instance (a typo, or a pipeline that is never
+built), or whose policy that instance does not have, changes nothing: call
+` + "`reg.Check()`" + ` once the application has built its pipelines and wrappers, and it returns one
+R4C-CFG-003 error listing every such key with its source and, for an unknown id, the nearest
+existing one.
 `)
 	for _, s := range allSpecs {
 		s.(interface{ render(*bytes.Buffer) }).render(&b)

@@ -6,6 +6,7 @@ import (
 	"log"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -18,6 +19,7 @@ import (
 type Registry struct {
 	clock          Clock
 	systemClock    bool
+	instanceKeys   []instanceKey // instance-level external keys, for Check
 	observers      []Observer
 	observed       bool
 	observerPanics atomic.Int64
@@ -413,4 +415,51 @@ func (r *Registry) observe(o Observer, e Event) {
 		}
 	}()
 	o.Observe(e)
+}
+
+// instanceKey is an instance-level key of external configuration, and where it came from.
+type instanceKey struct {
+	id, policy, key, where string
+}
+
+// Check reports the instance-level keys of external configuration that matched nothing: an id
+// with no instance (a typo, or a pipeline never built), or a policy that instance does not have
+// (external configuration tunes a pipeline's policies; it never adds one). Call it once the
+// application has built its pipelines and wrappers. It returns nil, or one error with code
+// R4C-CFG-003 that lists every such key with its source (file and line, or variable) and, for an
+// unknown id, the nearest existing one.
+func (r *Registry) Check() error {
+	if r == nil {
+		return errNilRegistry
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := map[string][]string{} // instance id -> its policies
+	for policy, m := range r.live {
+		for id := range m {
+			ids[id] = append(ids[id], policy)
+		}
+	}
+	var problems []string
+	for _, k := range r.instanceKeys {
+		if _, ok := r.live[k.policy][k.id]; ok {
+			continue
+		}
+		if have, ok := ids[k.id]; ok {
+			sort.Strings(have)
+			problems = append(problems, fmt.Sprintf("%s: %s: instance %s has no %s (it has %s): external configuration does not add policies",
+				k.where, k.key, quote(k.id), k.policy, strings.Join(have, ", ")))
+			continue
+		}
+		msg := fmt.Sprintf("%s: %s: no instance %s", k.where, k.key, quote(k.id))
+		if near := nearest(k.id, sortedKeys(ids)); near != "" {
+			msg += fmt.Sprintf(": did you mean %s?", quote(near))
+		}
+		problems = append(problems, msg)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ConfigError{Code: CodeUnmatchedKey,
+		Msg: fmt.Sprintf("%d external key(s) matched nothing: %s", len(problems), strings.Join(problems, "; "))}
 }

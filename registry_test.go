@@ -313,7 +313,7 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 	}
 	for _, code := range []string{r4c.CodeBadDuration, r4c.CodeBadAttribute, r4c.CodeLimitBelowOne, r4c.CodeOutOfOrder,
 		r4c.CodeInvalidSetting, r4c.CodeUnknownConfig, r4c.CodeConflict, r4c.CodeUnknownInstance, r4c.CodeNilRegistry,
-		r4c.CodeUnknownKey, r4c.CodeInvalidValue, r4c.CodeBadCall} {
+		r4c.CodeUnknownKey, r4c.CodeInvalidValue, r4c.CodeUnmatchedKey, r4c.CodeBadCall} {
 		if !strings.Contains(string(doc), "## "+code+":") {
 			t.Errorf("docs/errors.md has no section for %s", code)
 		}
