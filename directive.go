@@ -364,13 +364,13 @@ func RegisterWrapper[T any](ctor func(delegate T, reg *Registry) (T, error)) {
 
 // Of returns delegate wrapped by its generated wrapper, which applies the policies its
 // directives declare, with instances in reg. T is the interface (or the type, or pointer type,
-// whose methods the wrapper exposes) named in the go:generate line. It fails with R4C-REG-001
+// whose methods the wrapper exposes) named in the go:generate line. It fails with R4C-REG-012
 // when no wrapper was generated for T, or with the wrapper's own construction error.
 func Of[T any](delegate T, reg *Registry) (T, error) {
 	ctor, ok := wrappers.Load(reflect.TypeFor[T]())
 	if !ok {
 		var zero T
-		return zero, &ConfigError{Code: CodeInvalidSetting, Msg: fmt.Sprintf("r4c.Of: no generated wrapper for %v: run go generate with r4cgen -type for it", reflect.TypeFor[T]())}
+		return zero, &ConfigError{Code: CodeNoWrapper, Msg: fmt.Sprintf("r4c.Of: no generated wrapper for %v: run go generate with r4cgen -type for it", reflect.TypeFor[T]())}
 	}
 	return ctor.(func(T, *Registry) (T, error))(delegate, reg)
 }

@@ -110,7 +110,7 @@ func (w wrappedGreeter) Greet(ctx context.Context, name string) (string, error) 
 
 func TestOfFindsTheRegisteredWrapper(t *testing.T) {
 	reg, _ := newRegistry(t)
-	if _, err := r4c.Of[neverWrapped](plainGreeter{}, reg); r4c.ErrorCode(err) != "R4C-REG-001" {
+	if _, err := r4c.Of[neverWrapped](plainGreeter{}, reg); r4c.ErrorCode(err) != r4c.CodeNoWrapper {
 		t.Fatalf("Of without a wrapper: %v", err)
 	}
 	r4c.RegisterWrapper(func(d greeter, reg *r4c.Registry) (greeter, error) {

@@ -81,6 +81,9 @@ const (
 	CodeConflict        = "R4C-REG-008"  // one instance id resolved to two configurations
 	CodeUnknownInstance = "R4C-REG-009"  // an unknown instance id asked of the registry
 	CodeNilRegistry     = "R4C-REG-010"  // a nil *Registry given or used
+	CodeBadFallback     = "R4C-REG-011"  // a fallback that does not fit its pipeline
+	CodeNoWrapper       = "R4C-REG-012"  // Of: no generated wrapper for the type
+	CodeDuplicatePolicy = "R4C-REG-013"  // one policy given twice to a pipeline
 	CodeUnknownKey      = "R4C-CFG-001"  // external configuration: unknown key
 	CodeInvalidValue    = "R4C-CFG-002"  // external configuration: invalid value
 	CodeUnmatchedKey    = "R4C-CFG-003"  // external configuration: an instance key that matched nothing (Registry.Check)

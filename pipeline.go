@@ -77,11 +77,11 @@ func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, 
 	ps, err := reg.resolvePolicies(id, owner, ids, cfgs, func(fb fallbackConfig) error {
 		f, ok := fb.(FallbackConfig[T])
 		if !ok {
-			return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback",
+			return &ConfigError{Code: CodeBadFallback, Instance: id, Policy: "fallback",
 				Msg: fmt.Sprintf("instance %s: the fallback returns %v, the pipeline %v", quote(id), fb.fallbackType(), reflect.TypeFor[T]())}
 		}
 		if f.Fn == nil {
-			return &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
+			return &ConfigError{Code: CodeBadFallback, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
 				Msg: fmt.Sprintf("instance %s: the fallback function is nil", quote(id))}
 		}
 		if _, err := checkErrorList(f.On, "instance "+quote(id), "fallback", "on"); err != nil {

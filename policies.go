@@ -35,7 +35,7 @@ func (r *Registry) resolvePolicies(id, owner string, ids map[string]string, cfgs
 			c = v.Elem().Interface().(PolicyConfig)
 		}
 		if _, dup := byName[c.PolicyName()]; dup {
-			return ps, &ConfigError{Code: CodeInvalidSetting, Instance: id, Policy: c.PolicyName(),
+			return ps, &ConfigError{Code: CodeDuplicatePolicy, Instance: id, Policy: c.PolicyName(),
 				Msg: fmt.Sprintf("%s: %s is given twice", scope, c.PolicyName())}
 		}
 		byName[c.PolicyName()] = c

@@ -138,7 +138,7 @@ func (b *registryBuilder) addLayer(l layer, scope string, named bool, cfgs []Pol
 			continue
 		}
 		if _, ok := c.(fallbackConfig); ok {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: "fallback",
+			b.errs = append(b.errs, &ConfigError{Code: CodeBadFallback, Instance: scopeID(scope), Policy: "fallback",
 				Msg: scope + ": a fallback is a function of one pipeline: give it to NewPipeline, not to the registry"})
 			continue
 		}

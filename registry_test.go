@@ -180,7 +180,7 @@ func TestConfigurationErrors(t *testing.T) {
 		{name: "nil config", opts: []r4c.Option{r4c.WithDefaults(nil)}, code: "R4C-REG-001", parts: []string{"nil"}},
 		{name: "nil config pointer", id: "search", cfgs: []r4c.PolicyConfig{(*r4c.AdaptiveLimitConfig)(nil)}, code: "R4C-REG-001"},
 		{name: "policy twice", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{}, &r4c.AdaptiveLimitConfig{}},
-			code: "R4C-REG-001", parts: []string{"given twice"}},
+			code: "R4C-REG-013", parts: []string{"given twice"}},
 		{name: "empty id", id: "", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{}}, code: "R4C-REG-001", parts: []string{"id is empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,6 +313,7 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 	}
 	for _, code := range []string{r4c.CodeBadDuration, r4c.CodeBadAttribute, r4c.CodeLimitBelowOne, r4c.CodeOutOfOrder,
 		r4c.CodeInvalidSetting, r4c.CodeUnknownConfig, r4c.CodeConflict, r4c.CodeUnknownInstance, r4c.CodeNilRegistry,
+		r4c.CodeBadFallback, r4c.CodeNoWrapper, r4c.CodeDuplicatePolicy,
 		r4c.CodeUnknownKey, r4c.CodeInvalidValue, r4c.CodeUnmatchedKey, r4c.CodeBadCall} {
 		if !strings.Contains(string(doc), "## "+code+":") {
 			t.Errorf("docs/errors.md has no section for %s", code)
