@@ -9,7 +9,7 @@ import (
 )
 
 // AdaptiveLimitHandle is one adaptive limit instance of a registry: a concurrency limit that
-// finds its own value (SPEC 2). Pipelines and generated wrappers that share an id share it.
+// finds its own value. Pipelines and generated wrappers that share an id share it.
 // Get it with Registry.AdaptiveLimit; it is safe for concurrent use.
 //
 // The per-call path is lock-free and allocation-free: taking a slot is an atomic add on the
@@ -133,7 +133,7 @@ func (l *AdaptiveLimitHandle) acquire() (int64, error) {
 	if l.inFlight.Load() >= limit {
 		return 0, l.reject()
 	}
-	// Optimistic add, undone when over: under contention this beats a CAS loop (SPEC 10).
+	// Optimistic add, undone when over: under contention this beats a CAS loop (docs/performance.md).
 	n := l.inFlight.Add(1)
 	if n > limit {
 		l.inFlight.Add(-1)

@@ -178,7 +178,7 @@ func (g *Gradient2Algorithm) Estimate() float64 { return g.est }
 // LongLatency returns the long-term average latency in nanoseconds, as a float64.
 func (g *Gradient2Algorithm) LongLatency() float64 { return g.long }
 
-// aimd is Netflix's AIMDLimit (0.5.4) without its latency threshold (SPEC 2.2).
+// aimd is Netflix's AIMDLimit (0.5.4) without its latency threshold (docs/adaptive-limit.md).
 type aimd struct {
 	limit, min, max int
 	backoff         float64

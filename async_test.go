@@ -166,7 +166,7 @@ func TestAsyncRejectionsReturnACompletedFutureInOrder(t *testing.T) {
 	if fns.n() != 2 || isDone(a) || isDone(b) {
 		t.Fatalf("fn ran %d times; want the first two admitted, in order, and pending", fns.n())
 	}
-	// The outer breaker recorded the rejection as a failure (SPEC 5); the permit was spent.
+	// The outer breaker recorded the rejection as a failure (docs/policies.md); the permit was spent.
 	if bs := s.breaker.Snapshot(); bs.FailedCalls != 1 {
 		t.Fatalf("breaker: %d failures, want the rejection recorded", bs.FailedCalls)
 	}
@@ -689,7 +689,7 @@ func TestAsyncHammer(t *testing.T) {
 	}
 }
 
-// SPEC 5 in async form: a full bulkhead inside the limit is a drop, as a timeout is; the
+// The composition rules in async form: a full bulkhead inside the limit is a drop, as a timeout is; the
 // caller's own cancellation is never a sample, never a breaker outcome, never retried.
 func TestAsyncCompositionRules(t *testing.T) {
 	t.Run("a full bulkhead inside is a drop", func(t *testing.T) {

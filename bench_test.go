@@ -1,6 +1,6 @@
 package r4c_test
 
-// Benchmarks of the per-call cost (SPEC 10). Run them with
+// Benchmarks of the per-call cost (docs/performance.md). Run them with
 //
 //	go test -run '^$' -bench . -benchmem -count 10 -cpu 1,2 .
 //

@@ -1,6 +1,6 @@
 package r4c_test
 
-// Tests of SPEC section 5 ("Con otras políticas" in the seed), one per rule, each building its
+// Tests of the composition rules of docs/policies.md, one per rule, each building its
 // pipeline with the configs in a scrambled order: the canonical order must apply regardless.
 
 import (

@@ -146,7 +146,7 @@ func (t Toggle) String() string {
 // value of the field means "not set here".
 const NoQueue = -1
 
-// AdaptiveLimitConfig configures an adaptive concurrency limit (SPEC 2.3). A zero field means
+// AdaptiveLimitConfig configures an adaptive concurrency limit. A zero field means
 // "not set here": the next layer's value applies, down to the built-in defaults shown below.
 type AdaptiveLimitConfig struct {
 	// Algorithm is Gradient2 (default), AIMD, Vegas or Knee.

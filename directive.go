@@ -9,7 +9,7 @@ import (
 	"unicode"
 )
 
-// Directives are the comments from which r4cgen writes resilient wrappers (SPEC 8):
+// Directives are the comments from which r4cgen writes resilient wrappers (docs/codegen.md):
 //
 //	//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms
 //	//r4c:timeout 2s
@@ -293,7 +293,7 @@ func isIdentifier(s string) bool {
 
 // NewWrappedMethod builds the pipeline of one method of a generated wrapper from its
 // directives: the type's first, then the method's own, so that a method's attribute overrides
-// the type's attribute by attribute. id is the method's default instance id (SPEC 8); a
+// the type's attribute by attribute. id is the method's default instance id (docs/codegen.md); a
 // directive's name= gives its policy a shared id instead; owner names the method in R4C-REG-008
 // messages. //r4c:fallback directives are the generated code's business and are skipped here.
 // Generated code calls it once per method, at construction.

@@ -10,7 +10,7 @@
 //
 // A Registry holds the instances, their configuration (built-in defaults < WithDefaults < a
 // named configuration < the call site < WithInstance), the Clock they measure with and the
-// observers of their rare events. Calls go through a Pipeline:
+// observers of their events. Calls go through a Pipeline:
 //
 //	reg, err := r4c.NewRegistry()
 //	search, err := r4c.NewPipeline[string](reg, "search", r4c.AdaptiveLimitConfig{MaxLimit: 100})

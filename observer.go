@@ -2,9 +2,12 @@ package r4c
 
 import "time"
 
-// Observer receives the rare events of a registry's policies: limit changes, rejections,
-// timeouts, retries, hedges and circuit breaker transitions. Admitted calls publish nothing, and
-// a window that keeps its limit publishes nothing.
+// Observer receives the events of a registry's policies: limit changes, rejections, timeouts,
+// retries, hedges and circuit breaker transitions. An admitted call that ends normally publishes
+// nothing, and a window that keeps its limit publishes nothing; but every rejection publishes an
+// EventRejected, so with an observer registered a rejection costs its Observe call (and the
+// building of the Event) where it otherwise costs a few nanoseconds. Without observers nothing
+// is built or called.
 //
 // Observe is called synchronously, in the goroutine of the call that caused the event (or of
 // the call that noticed it, for a breaker's transition out of the open state), after every lock

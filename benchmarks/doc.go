@@ -1,5 +1,5 @@
 // Package benchmarks compares, in one benchmark run, the cost of one admitted call through
-// r4c's adaptive limit with its peers (SPEC 10). It is a separate module so that the r4c module
+// r4c's adaptive limit with its peers (docs/performance.md). It is a separate module so that the r4c module
 // itself keeps no dependencies.
 //
 // BenchmarkAdmitted measures an empty call that is admitted, sequentially ("seq") and from

@@ -348,8 +348,10 @@ func (s *sim) call(context.Context) *r4c.Future[string] {
 	lat := time.Duration(float64(s.cfg.Base) * load * jitter)
 	ev := event{lat: lat, f: r4c.NewFuture[string]()}
 	if s.cfg.Timeout > 0 && lat > s.cfg.Timeout {
-		// The library's Timeout policy does not exist yet: a timeout inside the call, failing
-		// with an error that wraps r4c.ErrCallTimeout (in DropOn by default), stands in for it.
+		// The simulated dependency enforces the timeout itself, so that every call's end stays
+		// in the simulation's own event queue: a call that would take longer ends at the
+		// timeout, failing with an error that wraps r4c.ErrCallTimeout (in DropOn by default),
+		// as a TimeoutConfig in the pipeline would on the registry's clock.
 		ev.lat, ev.timedOut = s.cfg.Timeout, true
 	}
 	s.seq++

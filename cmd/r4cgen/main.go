@@ -1,4 +1,4 @@
-// Command r4cgen writes resilient wrappers from //r4c: directives (SPEC 8).
+// Command r4cgen writes resilient wrappers from //r4c: directives (docs/codegen.md).
 //
 // Typical use, in the package that declares the types:
 //

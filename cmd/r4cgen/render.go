@@ -122,7 +122,7 @@ func lowerFirst(s string) string {
 func paramList(sig *types.Signature) string { return paramListFrom(sig, 0) }
 
 // paramListFrom is paramList without the first from parameters: owners, in R4C-REG-008 messages,
-// leave out the context (SPEC 3: "shared by OrderClient#Place(string) and ...").
+// leave out the context ("shared by OrderClient#Place(string) and ...").
 func paramListFrom(sig *types.Signature, from int) string {
 	q := func(p *types.Package) string { return p.Name() }
 	var parts []string

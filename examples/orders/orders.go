@@ -1,4 +1,4 @@
-// Package orders is the OrderClient of SPEC 8: a shared adaptive limit with a timeout inside,
+// Package orders is the OrderClient of docs/codegen.md: a shared adaptive limit with a timeout inside,
 // an AIMD limit with its own drop errors, and an async method.
 package orders
 
