@@ -50,7 +50,7 @@ func NewAdaptiveAlgorithm(cfg AdaptiveLimitConfig) (AdaptiveAlgorithm, error) {
 			Msg: "adaptiveLimit config " + quote(cfg.Config) + " is unknown: NewAdaptiveAlgorithm has no registry of named configurations"}
 	}
 	r := adaptiveLimitSpec.resolved(adaptiveLimitSpec.merge(adaptiveLimitSpec.defaults, cfg))
-	if err := adaptiveLimitSpec.validate(r, ""); err != nil {
+	if err := adaptiveLimitSpec.validate(r, "", nil); err != nil {
 		return nil, err
 	}
 	return r.newAlgorithm(), nil

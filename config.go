@@ -262,18 +262,25 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 			c.InitialLimit = max(c.MinLimit, min(defaultInitialLimit, c.MaxLimit))
 		}
 	},
-	relate: func(c *AdaptiveLimitConfig, scope string) error {
+	relate: func(c *AdaptiveLimitConfig, scope string, from func(string) string) error {
+		// have writes "key value (where it came from)".
+		have := func(key string, v int) string {
+			if f := from(key); f != "" {
+				return fmt.Sprintf("%s %d (%s)", key, v, f)
+			}
+			return fmt.Sprintf("%s %d", key, v)
+		}
 		if c.MinLimit > c.InitialLimit || c.InitialLimit > c.MaxLimit {
 			return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
 				Value: strconv.Itoa(c.InitialLimit),
-				Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have minLimit %d, initialLimit %d, maxLimit %d",
-					scopePrefix(scope), c.MinLimit, c.InitialLimit, c.MaxLimit)}
+				Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have %s, %s, %s",
+					scopePrefix(scope), have("minLimit", c.MinLimit), have("initialLimit", c.InitialLimit), have("maxLimit", c.MaxLimit))}
 		}
 		if c.Alpha != 0 && c.Beta != 0 && c.Alpha > c.Beta {
 			return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "alpha",
 				Value: strconv.Itoa(c.Alpha),
-				Msg: fmt.Sprintf("%sadaptiveLimit alpha and beta out of order: want alpha <= beta, have alpha %d, beta %d",
-					scopePrefix(scope), c.Alpha, c.Beta)}
+				Msg: fmt.Sprintf("%sadaptiveLimit alpha and beta out of order: want alpha <= beta, have %s, %s",
+					scopePrefix(scope), have("alpha", c.Alpha), have("beta", c.Beta))}
 		}
 		return nil
 	},

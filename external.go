@@ -32,6 +32,8 @@ type specAny interface {
 	apply(l layer, key, text string, named bool) (code, want string, ok bool)
 	// empty returns the policy's config with nothing set.
 	empty() PolicyConfig
+	// setKeys returns the keys of the settings a config of this policy sets.
+	setKeys(c PolicyConfig) []string
 }
 
 func (p *policySpec[C]) policyName() string { return p.name }
@@ -278,19 +280,24 @@ func (b *registryBuilder) applyProperty(key, value, where string) {
 		return
 	}
 	var l layer
+	scope := defaultsScope
 	switch fk.kind {
 	case "defaults":
 		l = b.r.defaults
 	case "configs":
 		l = b.layerOf(b.r.configs, fk.name)
+		scope = "config " + quote(fk.name)
 	case "instances":
+		scope = "instance " + quote(fk.name)
 		l = b.layerOf(b.r.instances, fk.name)
 		b.r.instanceKeys = append(b.r.instanceKeys, instanceKey{id: fk.name, policy: fk.policy.policyName(), key: key, where: where})
 	}
 	if code, want, ok := fk.policy.apply(l, fk.setting, value, fk.kind == "configs"); !ok {
 		b.errs = append(b.errs, &ConfigError{Code: code, Instance: fk.name, Policy: fk.policy.policyName(), Key: key, Value: value,
 			Msg: fmt.Sprintf("%s: %s = %s is invalid: want %s", where, key, value, want)})
+		return
 	}
+	b.r.setSource(scope, fk.policy.policyName(), fk.setting, where)
 }
 
 func (b *registryBuilder) layerOf(m map[string]layer, name string) layer {

@@ -19,7 +19,8 @@ import (
 type Registry struct {
 	clock          Clock
 	systemClock    bool
-	instanceKeys   []instanceKey // instance-level external keys, for Check
+	instanceKeys   []instanceKey     // instance-level external keys, for Check
+	sources        map[string]string // where each setting of each layer came from, for messages
 	observers      []Observer
 	observed       bool
 	observerPanics atomic.Int64
@@ -82,8 +83,11 @@ func WithClock(c Clock) Option {
 // WithDefaults sets registry-wide defaults for the policies given; repeated, later values win
 // setting by setting.
 func WithDefaults(cfgs ...PolicyConfig) Option {
-	return func(b *registryBuilder) { b.addLayer(b.r.defaults, "registry defaults", false, cfgs) }
+	return func(b *registryBuilder) { b.addLayer(b.r.defaults, defaultsScope, "WithDefaults", false, cfgs) }
 }
+
+// defaultsScope names the registry's defaults layer in messages.
+const defaultsScope = "registry defaults"
 
 // WithConfig registers a named configuration that policies start from when their Config names it.
 // A named configuration cannot itself name another one.
@@ -111,7 +115,11 @@ func (b *registryBuilder) addNamedLayer(m map[string]layer, kind, emptyMsg, name
 		l = layer{}
 		m[name] = l
 	}
-	b.addLayer(l, kind+" "+quote(name), kind == "config", cfgs)
+	source := "WithInstance(" + quote(name) + ")"
+	if kind == "config" {
+		source = "WithConfig(" + quote(name) + ")"
+	}
+	b.addLayer(l, kind+" "+quote(name), source, kind == "config", cfgs)
 }
 
 // WithObserver registers an observer of the registry's events (limit changes, rejections,
@@ -131,7 +139,7 @@ func WithObserver(o Observer) Option {
 }
 
 // addLayer merges cfgs into l, checking each one.
-func (b *registryBuilder) addLayer(l layer, scope string, named bool, cfgs []PolicyConfig) {
+func (b *registryBuilder) addLayer(l layer, scope, source string, named bool, cfgs []PolicyConfig) {
 	for _, c := range cfgs {
 		if isNil(c) {
 			b.errs = append(b.errs, nilConfigError(scope))
@@ -144,8 +152,29 @@ func (b *registryBuilder) addLayer(l layer, scope string, named bool, cfgs []Pol
 		}
 		if err := c.addTo(l, scope, named); err != nil {
 			b.errs = append(b.errs, err)
+			continue
+		}
+		for _, sp := range allSpecs {
+			if sp.policyName() == c.PolicyName() {
+				for _, k := range sp.setKeys(c) {
+					b.r.setSource(scope, c.PolicyName(), k, source)
+				}
+			}
 		}
 	}
+}
+
+// setSource records where the value of a setting of a layer (scope) last came from.
+func (r *Registry) setSource(scope, policy, key, source string) {
+	if r.sources == nil {
+		r.sources = map[string]string{}
+	}
+	r.sources[scope+"\x00"+policy+"\x00"+key] = source
+}
+
+// source returns where the value of a setting of a layer came from ("" when unknown).
+func (r *Registry) source(scope, policy, key string) string {
+	return r.sources[scope+"\x00"+policy+"\x00"+key]
 }
 
 // isNil reports whether c is nil or a nil pointer to a config.
@@ -250,7 +279,20 @@ func resolve[C any](r *Registry, spec *policySpec[C], id string, site C) (C, err
 	}
 	c = spec.resolved(spec.merge(spec.merge(c, site), inst))
 	*spec.named(&c) = name
-	if err := spec.validate(c, scope); err != nil {
+	from := func(key string) string {
+		switch {
+		case spec.sets(inst, key):
+			return r.source(scope, spec.name, key)
+		case spec.sets(site, key):
+			return "the call site"
+		case name != "" && spec.sets(namedOf(r, spec, name), key):
+			return r.source("config "+quote(name), spec.name, key)
+		case spec.sets(def, key):
+			return r.source(defaultsScope, spec.name, key)
+		}
+		return "built-in default"
+	}
+	if err := spec.validate(c, scope, from); err != nil {
 		return zero, err
 	}
 	return c, nil
@@ -462,4 +504,10 @@ func (r *Registry) Check() error {
 	}
 	return &ConfigError{Code: CodeUnmatchedKey,
 		Msg: fmt.Sprintf("%d external key(s) matched nothing: %s", len(problems), strings.Join(problems, "; "))}
+}
+
+// namedOf returns the named configuration name's config of spec's policy (empty if none).
+func namedOf[C any](r *Registry, spec *policySpec[C], name string) C {
+	c, _ := r.configs[name][spec.name].(C)
+	return c
 }

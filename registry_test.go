@@ -3,6 +3,7 @@ package r4c_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -155,7 +156,7 @@ func TestConfigurationErrors(t *testing.T) {
 		{name: "limit below one at the call site", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{MaxLimit: -5}},
 			code: "R4C-ATR-003", parts: []string{`instance "search"`, "maxLimit = -5", "at least 1"}},
 		{name: "limits out of order", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{InitialLimit: 50, MaxLimit: 10}},
-			code: "R4C-ATR-009", parts: []string{`instance "search"`, "minLimit 1, initialLimit 50, maxLimit 10"}},
+			code: "R4C-ATR-009", parts: []string{`instance "search"`, "minLimit 1 (built-in default), initialLimit 50 (the call site), maxLimit 10 (the call site)"}},
 		{name: "min above max across layers", opts: []r4c.Option{r4c.WithDefaults(r4c.AdaptiveLimitConfig{MinLimit: 30})}, id: "search",
 			cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{MaxLimit: 25}}, code: "R4C-ATR-009", parts: []string{"minLimit 30"}},
 		{name: "window too long", id: "search", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{Window: 2 * time.Hour}},
@@ -322,17 +323,28 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 }
 
 // Limits out of order are checked when all layers meet, at pipeline construction, whatever
-// source each value came from; nothing is registered then.
+// source each value came from, and the message names the source of each; nothing is registered
+// then.
 func TestLimitsOutOfOrderAcrossSources(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "app.properties")
+	if err := os.WriteFile(props, []byte("# limits\ninstances.orders.adaptiveLimit.minLimit=12\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	reg, err := r4c.NewRegistry(
 		r4c.WithProperties(map[string]string{"instances.orders.adaptiveLimit.maxLimit": "10"}),
 		r4c.WithDefaults(r4c.AdaptiveLimitConfig{InitialLimit: 15}),
+		r4c.WithPropertiesFile(props),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = r4c.NewPipeline[string](reg, "orders", r4c.AdaptiveLimitConfig{})
-	if r4c.ErrorCode(err) != "R4C-ATR-009" || !strings.Contains(err.Error(), "initialLimit 15, maxLimit 10") {
+	if r4c.ErrorCode(err) != "R4C-ATR-009" || !strings.Contains(err.Error(),
+		"have minLimit 12 ("+props+":2), initialLimit 15 (WithDefaults), maxLimit 10 (WithProperties)") {
+		t.Fatalf("%v", err)
+	}
+	_, err = r4c.NewPipeline[string](reg, "other", r4c.AdaptiveLimitConfig{MinLimit: 30, MaxLimit: 40})
+	if r4c.ErrorCode(err) != "R4C-ATR-009" || !strings.Contains(err.Error(), "initialLimit 15 (WithDefaults)") {
 		t.Fatalf("%v", err)
 	}
 	if _, err := reg.AdaptiveLimit("orders"); r4c.ErrorCode(err) != "R4C-REG-009" {

@@ -27,7 +27,7 @@ type policySpec[C any] struct {
 	complete func(c *C)
 	// relate checks the relations between the settings of a resolved configuration (nil when
 	// there are none).
-	relate func(c *C, scope string) error
+	relate func(c *C, scope string, from func(key string) string) error
 }
 
 // setting describes one key of a policy's configuration.
@@ -107,14 +107,44 @@ func (p *policySpec[C]) checkFields(c C, scope string) error {
 }
 
 // validate checks a resolved configuration: every setting, then the relations between them.
-func (p *policySpec[C]) validate(c C, scope string) error {
+// from names where a setting's value came from, for messages ("the call site",
+// "app.properties:3"); nil when nothing is known of it.
+func (p *policySpec[C]) validate(c C, scope string, from func(key string) string) error {
 	if err := p.checkFields(c, scope); err != nil {
 		return err
 	}
 	if p.relate != nil {
-		return p.relate(&c, scope)
+		if from == nil {
+			from = func(string) string { return "" }
+		}
+		return p.relate(&c, scope, from)
 	}
 	return nil
+}
+
+// setKeys returns the keys of the settings c sets (c is this policy's config).
+func (p *policySpec[C]) setKeys(pc PolicyConfig) []string {
+	c, ok := pc.(C)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, s := range p.settings {
+		if s.isSet(&c) {
+			keys = append(keys, s.key)
+		}
+	}
+	return keys
+}
+
+// sets reports whether c sets the setting key.
+func (p *policySpec[C]) sets(c C, key string) bool {
+	for _, s := range p.settings {
+		if s.key == key {
+			return s.isSet(&c)
+		}
+	}
+	return false
 }
 
 // diff lists the settings on which two resolved configurations differ, as
