@@ -38,6 +38,7 @@ func (c BulkheadConfig) addTo(l layer, scope string, named bool) error {
 func (c BulkheadConfig) namedConfig() string { return c.Config }
 
 var bulkheadSpec = policySpec[BulkheadConfig]{
+	main:     "maxConcurrent",
 	name:     policyBulkhead,
 	kind:     KindBulkhead,
 	goType:   "r4c.BulkheadConfig",

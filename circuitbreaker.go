@@ -81,6 +81,7 @@ func (c CircuitBreakerConfig) namedConfig() string { return c.Config }
 func percent(v float64) bool { return v > 0 && v <= 100 }
 
 var circuitBreakerSpec = policySpec[CircuitBreakerConfig]{
+	main:   "failureRateThreshold",
 	name:   policyCircuitBreaker,
 	kind:   KindCircuitBreaker,
 	goType: "r4c.CircuitBreakerConfig",

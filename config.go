@@ -230,6 +230,7 @@ func (c AdaptiveLimitConfig) queueSize() int {
 }
 
 var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
+	main:   "maxLimit",
 	name:   policyAdaptiveLimit,
 	kind:   KindAdaptiveLimit,
 	goType: "r4c.AdaptiveLimitConfig",

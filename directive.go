@@ -20,18 +20,19 @@ import (
 
 // directivePolicies maps a directive's policy word to its settings, and names its main setting:
 // the one a lone value sets (//r4c:timeout 2s is //r4c:timeout timeout=2s).
-var directivePolicies = []struct {
+var directivePolicies = func() []directivePolicy {
+	var ps []directivePolicy
+	for _, s := range allSpecs {
+		ps = append(ps, directivePolicy{s.word(), s.mainKey(), s})
+	}
+	return append(ps, directivePolicy{"fallback", "method", nil}) // a function, not a config
+}()
+
+// directivePolicy is a directive's policy word, the setting of its lone value and its settings
+// (nil for the fallback).
+type directivePolicy struct {
 	word, main string
 	spec       specAny
-}{
-	{"adaptivelimit", "maxLimit", &adaptiveLimitSpec},
-	{"bulkhead", "maxConcurrent", &bulkheadSpec},
-	{"timeout", "timeout", &timeoutSpec},
-	{"ratelimiter", "limit", &rateLimiterSpec},
-	{"retry", "maxAttempts", &retrySpec},
-	{"circuitbreaker", "failureRateThreshold", &circuitBreakerSpec},
-	{"hedge", "delay", &hedgeSpec},
-	{"fallback", "method", nil},
 }
 
 // DirectivePrefix starts every directive comment.

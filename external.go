@@ -27,7 +27,9 @@ import (
 // specAny is a policySpec of any config type, as external configuration sees it.
 type specAny interface {
 	policyName() string
-	keys() []string // the setting keys, then "config"
+	word() string    // the directive's policy: "adaptivelimit"
+	mainKey() string // the setting of a directive's lone value
+	keys() []string  // the setting keys, then "config"
 	// apply parses text into setting key of the layer's config for this policy.
 	apply(l layer, key, text string, named bool) (code, want string, ok bool)
 	// empty returns the policy's config with nothing set.
@@ -37,6 +39,8 @@ type specAny interface {
 }
 
 func (p *policySpec[C]) policyName() string { return p.name }
+func (p *policySpec[C]) word() string       { return p.kind }
+func (p *policySpec[C]) mainKey() string    { return p.main }
 
 func (p *policySpec[C]) keys() []string {
 	keys := make([]string, 0, len(p.settings)+1)

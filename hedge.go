@@ -39,6 +39,7 @@ func (c HedgeConfig) addTo(l layer, scope string, named bool) error {
 func (c HedgeConfig) namedConfig() string { return c.Config }
 
 var hedgeSpec = policySpec[HedgeConfig]{
+	main:     "delay",
 	name:     policyHedge,
 	kind:     KindHedge,
 	goType:   "r4c.HedgeConfig",

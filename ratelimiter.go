@@ -37,6 +37,7 @@ func (c RateLimiterConfig) addTo(l layer, scope string, named bool) error {
 func (c RateLimiterConfig) namedConfig() string { return c.Config }
 
 var rateLimiterSpec = policySpec[RateLimiterConfig]{
+	main:     "limit",
 	name:     policyRateLimiter,
 	kind:     KindRateLimiter,
 	goType:   "r4c.RateLimiterConfig",

@@ -50,6 +50,7 @@ func (c RetryConfig) addTo(l layer, scope string, named bool) error {
 func (c RetryConfig) namedConfig() string { return c.Config }
 
 var retrySpec = policySpec[RetryConfig]{
+	main:   "maxAttempts",
 	name:   policyRetry,
 	kind:   KindRetry,
 	goType: "r4c.RetryConfig",

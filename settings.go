@@ -15,7 +15,8 @@ import (
 // messages, the generated configuration reference (and the flat configuration keys) all come.
 type policySpec[C any] struct {
 	name     string // as in configuration keys: "adaptiveLimit"
-	kind     string // as in metric labels: "adaptivelimit"
+	kind     string // as in metric labels and directives (//r4c:adaptivelimit): "adaptivelimit"
+	main     string // the setting a directive's lone value sets: //r4c:timeout 2s
 	goType   string // "r4c.AdaptiveLimitConfig", for the reference
 	settings []setting[C]
 	// defaults holds the built-in defaults: every setting set but those with a defaultDoc, whose

@@ -30,6 +30,7 @@ func (c TimeoutConfig) addTo(l layer, scope string, named bool) error {
 func (c TimeoutConfig) namedConfig() string { return c.Config }
 
 var timeoutSpec = policySpec[TimeoutConfig]{
+	main:     "timeout",
 	name:     policyTimeout,
 	kind:     KindTimeout,
 	goType:   "r4c.TimeoutConfig",
