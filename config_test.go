@@ -144,3 +144,20 @@ func TestEnvNameRoundTrips(t *testing.T) {
 		os.Unsetenv(name)
 	}
 }
+
+// The Inventory example of docs/codegen.md, verbatim: a method-level maxLimit=10 under a
+// type-level limit with the default initial limit is valid.
+func TestTheInventoryExampleOfTheCodegenDocsIsValid(t *testing.T) {
+	reg, _ := newRegistry(t)
+	if _, err := r4c.ParseDirective("//r4c:adaptivelimit maxLimit=10"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r4c.NewWrappedMethod[int](reg, "shop.Inventory#Reserve(context.Context,string,int)", "Inventory#Reserve(string,int)",
+		"//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:adaptivelimit maxLimit=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := reg.AdaptiveLimit(p.ID()); l.Config().MaxLimit != 10 || l.Config().InitialLimit != 10 || l.Config().Window != 250*time.Millisecond {
+		t.Fatalf("%v", l.Config())
+	}
+}
