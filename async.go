@@ -60,10 +60,11 @@ type asyncAttempt[T any] struct {
 	// Guarded by c.mu.
 	ended   bool
 	adm     admission
-	wait    Timer // the wait for a rate permit, or for a bulkhead slot (queued)
-	cycle   int64 // the period of the awaited rate permit
-	timer   Timer // the timeout's
-	expired bool  // the timeout fired
+	wait    Timer          // the wait for a rate permit, or for a bulkhead slot (queued)
+	cycle   int64          // the period of the awaited rate permit
+	timer   Timer          // the timeout's, on a clock other than the system's
+	dl      *deadlineTimer // the timeout's, on the system clock (pooled)
+	expired bool           // the timeout fired
 	queued  *bulkheadWaiter
 	held    bool // holds a bulkhead slot
 	inner   *Future[T]
@@ -320,7 +321,11 @@ func (a *asyncAttempt[T]) afterAdmission(first bool) {
 			c.mu.Unlock()
 			return
 		}
-		a.timer = p.reg.clock.AfterFunc(t.cfg.Timeout, a.expire)
+		if p.reg.systemClock {
+			a.dl = startDeadline(a, t.cfg.Timeout)
+		} else {
+			a.timer = p.reg.clock.AfterFunc(t.cfg.Timeout, a.expire)
+		}
 		c.mu.Unlock()
 	}
 	if b := p.bulkhead; b != nil {
@@ -476,8 +481,8 @@ func (a *asyncAttempt[T]) end(v T, err error, how attemptEnd) {
 		return
 	}
 	a.ended = true
-	held, queued, timer, wait, inner, adm := a.held, a.queued, a.timer, a.wait, a.inner, a.adm
-	a.held, a.queued, a.timer, a.wait, a.inner = false, nil, nil, nil, nil
+	held, queued, timer, dl, wait, inner, adm := a.held, a.queued, a.timer, a.dl, a.wait, a.inner, a.adm
+	a.held, a.queued, a.timer, a.dl, a.wait, a.inner = false, nil, nil, nil, nil, nil
 	a.adm = admission{}
 	c.mu.Unlock()
 
@@ -494,6 +499,9 @@ func (a *asyncAttempt[T]) end(v T, err error, how attemptEnd) {
 	}
 	if timer != nil {
 		timer.Stop()
+	}
+	if dl != nil {
+		dl.stop()
 	}
 	if wait != nil && wait.Stop() && queued == nil {
 		p.rate.endWait(a.cycle, false) // still waiting for its rate permit: it goes back

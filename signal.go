@@ -114,3 +114,63 @@ func (s *signal) release() {
 	s.extra = nil
 	signals.Put(s)
 }
+
+// deadlineTimer is a pooled AfterFunc timer of the system clock that calls its target's expire once
+// its duration has passed: an asynchronous call's timeout, without a timer and a function
+// allocated per call. It is reused once the call (which stops it) and the timer (which may
+// fire while it is stopped) have both let go of it.
+type deadlineTimer struct {
+	t    *time.Timer
+	refs atomic.Int32
+
+	mu     sync.Mutex
+	target interface{ expire() }
+}
+
+var deadlines sync.Pool
+
+func init() {
+	deadlines.New = func() any {
+		dl := &deadlineTimer{}
+		dl.t = time.AfterFunc(time.Hour, dl.fire)
+		dl.t.Stop()
+		return dl
+	}
+}
+
+// startDeadline calls target.expire once d has passed, unless the deadline is stopped first.
+func startDeadline(target interface{ expire() }, d time.Duration) *deadlineTimer {
+	dl := deadlines.Get().(*deadlineTimer)
+	dl.mu.Lock()
+	dl.target = target
+	dl.mu.Unlock()
+	dl.refs.Store(2)
+	dl.t.Reset(d)
+	return dl
+}
+
+func (dl *deadlineTimer) fire() {
+	dl.mu.Lock()
+	target := dl.target
+	dl.mu.Unlock()
+	target.expire()
+	dl.release()
+}
+
+// stop stops the deadline and lets go of it. If the timer has fired already, its expire may
+// still run: the target must then find itself ended.
+func (dl *deadlineTimer) stop() {
+	if dl.t.Stop() {
+		dl.release() // it will not fire: the timer's share goes too
+	}
+	dl.release()
+}
+
+func (dl *deadlineTimer) release() {
+	if dl.refs.Add(-1) == 0 {
+		dl.mu.Lock()
+		dl.target = nil
+		dl.mu.Unlock()
+		deadlines.Put(dl)
+	}
+}
