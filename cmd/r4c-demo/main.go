@@ -27,10 +27,11 @@
 // 20 and may go up to 200. All but Gradient2 have a timeout inside the limit, as the library
 // recommends: calls time out after 75 ms (1.5x the base latency), a call that would take longer
 // ending at the timeout, leaving the dependency, with an error wrapping r4c.ErrCallTimeout, which
-// is a drop by default. The timeout is simulated inside the dependency call, not with the
-// library's Timeout policy: that policy runs each call in a goroutine of its own, and the
-// simulation must run in one goroutine to stay deterministic. It sits where the policy would
-// (the canonical order puts Timeout inside AdaptiveLimit), and fails with the same kind of error.
+// is a drop by default. The timeout is simulated inside the dependency call, so that every
+// call's end stays in the simulation's own event queue; the library's Timeout policy (which, for
+// asynchronous calls, schedules the deadline on the registry's clock) would end the call at the
+// same moment, where the policy sits (the canonical order puts Timeout inside AdaptiveLimit),
+// with the same kind of error.
 //
 // With the default pattern (the summary's settled limits, over each phase's second half):
 //
