@@ -344,16 +344,6 @@ func (p *policySpec[C]) empty() PolicyConfig {
 	return any(c).(PolicyConfig)
 }
 
-// SoleAdaptiveLimit returns the pipeline's adaptive limit when it is the pipeline's one enabled
-// policy, else nil. Generated wrappers then take a permit directly around the delegate's call:
-// the same cost as Execute without the closure that would capture the arguments.
-func (p *Pipeline[T]) SoleAdaptiveLimit() *AdaptiveLimitHandle {
-	if p.limitOnly {
-		return p.limit
-	}
-	return nil
-}
-
 // wrappers holds the constructors that generated files register, by the wrapped type.
 var wrappers sync.Map // reflect.Type -> func(T, *Registry) (T, error)
 

@@ -45,7 +45,7 @@ func TestParseDirective(t *testing.T) {
 func TestNewWrappedMethod(t *testing.T) {
 	reg, _ := newRegistry(t, r4c.WithConfig("backend", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD}))
 	const id = "example.com/shop.OrderClient#Place(context.Context,string)"
-	p, err := r4c.NewWrappedMethod[string](reg, id, "OrderClient#Place(string)",
+	_, err := r4c.NewWrappedMethod[string](reg, id, "OrderClient#Place(string)",
 		"//r4c:adaptivelimit maxLimit=50 initialLimit=5",     // type level
 		"//r4c:adaptivelimit initialLimit=10 config=backend", // method level: overrides initialLimit
 		"//r4c:timeout 2s")
@@ -59,13 +59,12 @@ func TestNewWrappedMethod(t *testing.T) {
 	if to, err := reg.Timeout(id); err != nil || to.Config().Timeout != 2*time.Second {
 		t.Fatal(err)
 	}
-	if p.SoleAdaptiveLimit() != nil {
-		t.Fatal("a pipeline with a timeout reported a sole adaptive limit")
-	}
 	// name= shares an instance between methods, which must then agree.
-	a, err := r4c.NewWrappedMethod[string](reg, "x#A()", "T#A()", "//r4c:adaptivelimit name=shared maxLimit=100")
-	if err != nil || a.SoleAdaptiveLimit() == nil || a.SoleAdaptiveLimit().ID() != "shared" {
-		t.Fatalf("%v", err)
+	if _, err := r4c.NewWrappedMethod[string](reg, "x#A()", "T#A()", "//r4c:adaptivelimit name=shared maxLimit=100"); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := reg.AdaptiveLimit("shared"); err != nil || h.Config().MaxLimit != 100 {
+		t.Fatalf("the limit of name=shared: %v", err)
 	}
 	_, err = r4c.NewWrappedMethod[string](reg, "x#B()", "T#B()", "//r4c:adaptivelimit name=shared maxLimit=50")
 	if r4c.ErrorCode(err) != "R4C-REG-008" || !strings.Contains(err.Error(), "is shared by T#A() and T#B() with different adaptiveLimit settings: maxLimit 100 vs 50") {

@@ -276,11 +276,10 @@ func TestDropGuardSetting(t *testing.T) {
 	if got := handle(t, reg, "default").Config().DropGuard; got != r4c.On {
 		t.Errorf("default DropGuard %v, want On", got)
 	}
-	p, err := r4c.NewWrappedMethod[string](reg, "wrapped", "Client", "//r4c:adaptivelimit maxLimit=200 dropGuard=false")
-	if err != nil {
+	if _, err := r4c.NewWrappedMethod[string](reg, "wrapped", "Client", "//r4c:adaptivelimit maxLimit=200 dropGuard=false"); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.SoleAdaptiveLimit().Config().DropGuard; got != r4c.Off {
+	if got := handle(t, reg, "wrapped").Config().DropGuard; got != r4c.Off {
 		t.Errorf("directive dropGuard=false: DropGuard %v, want Off", got)
 	}
 	if _, err := r4c.NewWrappedMethod[string](reg, "bad", "Client", "//r4c:adaptivelimit dropGuard=maybe"); r4c.ErrorCode(err) != "R4C-ATR-002" {

@@ -22,9 +22,6 @@ type Pipeline[T any] struct {
 	// a future is immutable, so all rejections can share it and allocate nothing.
 	limitRejected  *Future[T]
 	limitRejection error
-	// limitOnly: the adaptive limit is the one enabled policy (generated wrappers then take
-	// a permit around the call).
-	limitOnly bool
 
 	// The enabled policies, for the asynchronous driver (async.go); nil when absent or
 	// disabled.
@@ -99,7 +96,6 @@ func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, 
 	if ps.limit != nil && ps.limit.enabled {
 		p.limitRejection = ps.limit.rejection
 		p.limitRejected = failedFuture[T](ps.limit.rejection)
-		p.limitOnly = len(s) == 1
 	}
 	p.breaker = enabled(ps.breaker, ps.breaker != nil && ps.breaker.enabled)
 	p.rate = enabled(ps.rate, ps.rate != nil && ps.rate.enabled)

@@ -248,8 +248,8 @@ func (r *renderer) typ(m *typeModel) {
 			continue
 		}
 		r.p("p%s *r4c.Pipeline[%s]", mm.name, r.resultType(m, mm))
-		if mm.kind == kindSync {
-			r.p("h%s *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy", mm.name)
+		if _, ok := limitOnly(m, mm); ok {
+			r.p("h%s *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call", mm.name)
 		}
 	}
 	r.p("}\n")
@@ -289,8 +289,13 @@ func (r *renderer) typ(m *typeModel) {
 		r.p("if w.p%s, err = r4c.NewWrappedMethod[%s](%s); err != nil {", mm.name, r.resultType(m, mm), strings.Join(args, ", "))
 		r.p("return nil, err")
 		r.p("}")
-		if mm.kind == kindSync {
-			r.p("w.h%s = w.p%s.SoleAdaptiveLimit()", mm.name, mm.name)
+		if lid, ok := limitOnly(m, mm); ok {
+			if lid == "" {
+				lid = id
+			}
+			r.p("if w.h%s, err = reg.AdaptiveLimit(%s); err != nil {", mm.name, strconv.Quote(lid))
+			r.p("return nil, err")
+			r.p("}")
 		}
 	}
 	r.p("return w, nil")
@@ -410,23 +415,24 @@ func (mm *methodModel) callArgs() []string { return mm.args(0, true) }
 func (r *renderer) syncBody(m *typeModel, mm *methodModel) {
 	res := append(resultVars(mm), "err")
 	call := fmt.Sprintf("w.d.%s(%s)", mm.name, strings.Join(mm.callArgs(), ", "))
-	// Fast path: the adaptive limit alone, a permit around the call, no closure, no allocation.
-	r.p("if h := w.h%s; h != nil {", mm.name)
-	r.p("permit, aerr := h.Acquire()")
-	r.p("if aerr != nil {")
-	r.p("return %s", strings.Join(append(resultVars(mm), "aerr"), ", "))
-	r.p("}")
-	r.p("done := false")
-	r.p("defer func() {")
-	r.p("if !done {")
-	r.p("permit.Ignore() // the delegate panicked")
-	r.p("}")
-	r.p("}()")
-	r.p("%s = %s", strings.Join(res, ", "), call)
-	r.p("done = true")
-	r.p("permit.Release(ctx, err)")
-	r.p("return %s", strings.Join(res, ", "))
-	r.p("}")
+	if _, ok := limitOnly(m, mm); ok {
+		// The adaptive limit alone: a permit around the call, no closure, no allocation.
+		r.p("permit, aerr := w.h%s.Acquire()", mm.name)
+		r.p("if aerr != nil {")
+		r.p("return %s", strings.Join(append(resultVars(mm), "aerr"), ", "))
+		r.p("}")
+		r.p("done := false")
+		r.p("defer func() {")
+		r.p("if !done {")
+		r.p("permit.Ignore() // the delegate panicked")
+		r.p("}")
+		r.p("}()")
+		r.p("%s = %s", strings.Join(res, ", "), call)
+		r.p("done = true")
+		r.p("permit.Release(ctx, err)")
+		r.p("return %s", strings.Join(res, ", "))
+		return
+	}
 	rt := r.resultType(m, mm)
 	cp := r.closureParam(mm)
 	switch len(mm.values) {
@@ -448,4 +454,27 @@ func (r *renderer) syncBody(m *typeModel, mm *methodModel) {
 		r.p("})")
 		r.p("return %s, err", strings.Join(fields, ", "))
 	}
+}
+
+// limitOnly reports whether a sync method's one policy is the adaptive limit (external
+// configuration tunes policies but never adds one, so this holds at run time too), and the
+// limit's own instance id (its name=, "" for the method's id). The wrapper then takes a permit
+// around the delegate's call instead of a closure through the pipeline.
+func limitOnly(m *typeModel, mm *methodModel) (id string, ok bool) {
+	if mm.kind != kindSync || mm.fallback != nil {
+		return "", false
+	}
+	dirs := append(append([]directive{}, m.typeDirs...), mm.dirs...)
+	if len(dirs) == 0 {
+		return "", false
+	}
+	for _, d := range dirs {
+		if d.d.Policy != "adaptivelimit" {
+			return "", false
+		}
+		if d.d.Name != "" {
+			id = d.d.Name // the method's own directive comes last, and wins
+		}
+	}
+	return id, true
 }

@@ -13,9 +13,8 @@ import (
 type OrderClientResilient struct {
 	d           OrderClient
 	pCancel     *r4c.Pipeline[string]
-	hCancel     *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hCancel     *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 	pPlace      *r4c.Pipeline[string]
-	hPlace      *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pPlaceAsync *r4c.Pipeline[string]
 }
 
@@ -30,11 +29,12 @@ func NewOrderClientResilient(delegate OrderClient, reg *r4c.Registry) (*OrderCli
 	if w.pCancel, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#Cancel(context.Context,string)", "OrderClient#Cancel(string)", "//r4c:adaptivelimit name=orders-aimd algorithm=aimd initialLimit=10 dropOn=net.ErrClosed,r4c.ErrCallTimeout"); err != nil {
 		return nil, err
 	}
-	w.hCancel = w.pCancel.SoleAdaptiveLimit()
+	if w.hCancel, err = reg.AdaptiveLimit("orders-aimd"); err != nil {
+		return nil, err
+	}
 	if w.pPlace, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#Place(context.Context,string)", "OrderClient#Place(string)", "//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms", "//r4c:timeout 2s"); err != nil {
 		return nil, err
 	}
-	w.hPlace = w.pPlace.SoleAdaptiveLimit()
 	if w.pPlaceAsync, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#PlaceAsync(context.Context,string)", "OrderClient#PlaceAsync(string)", "//r4c:adaptivelimit name=orders-async initialLimit=2"); err != nil {
 		return nil, err
 	}
@@ -53,43 +53,24 @@ func init() {
 
 // Cancel calls the delegate's Cancel through its pipeline.
 func (w *OrderClientResilient) Cancel(ctx context.Context, a1 string) (r0 string, err error) {
-	if h := w.hCancel; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Cancel(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hCancel.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pCancel.Execute(ctx, func(ctx context.Context) (string, error) { return w.d.Cancel(ctx, a1) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.Cancel(ctx, a1)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }
 
 // Place calls the delegate's Place through its pipeline.
 func (w *OrderClientResilient) Place(ctx context.Context, a1 string) (r0 string, err error) {
-	if h := w.hPlace; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Place(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pPlace.Execute(ctx, func(ctx context.Context) (string, error) { return w.d.Place(ctx, a1) })
 }
 

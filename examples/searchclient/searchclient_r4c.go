@@ -13,7 +13,7 @@ import (
 type SearchClientResilient struct {
 	d       SearchClient
 	pSearch *r4c.Pipeline[string]
-	hSearch *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hSearch *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 }
 
 var _ SearchClient = (*SearchClientResilient)(nil)
@@ -27,7 +27,9 @@ func NewSearchClientResilient(delegate SearchClient, reg *r4c.Registry) (*Search
 	if w.pSearch, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/searchclient.SearchClient#Search(context.Context,string)", "SearchClient#Search(string)", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hSearch = w.pSearch.SoleAdaptiveLimit()
+	if w.hSearch, err = reg.AdaptiveLimit("github.com/resilience4cata/r4c/examples/searchclient.SearchClient#Search(context.Context,string)"); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -43,21 +45,18 @@ func init() {
 
 // Search calls the delegate's Search through its pipeline.
 func (w *SearchClientResilient) Search(ctx context.Context, a1 string) (r0 string, err error) {
-	if h := w.hSearch; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Search(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hSearch.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pSearch.Execute(ctx, func(ctx context.Context) (string, error) { return w.d.Search(ctx, a1) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.Search(ctx, a1)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }

@@ -13,9 +13,8 @@ import (
 type ClientResilient struct {
 	d    *Client
 	pGet *r4c.Pipeline[int]
-	hGet *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pInc *r4c.Pipeline[int]
-	hInc *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hInc *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 }
 
 // NewClientResilient wraps delegate, with the policies' instances in reg. It fails with the
@@ -27,54 +26,36 @@ func NewClientResilient(delegate *Client, reg *r4c.Registry) (*ClientResilient, 
 	if w.pGet, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/concretepointer.Client#Get(context.Context)", "Client#Get()", "//r4c:bulkhead maxConcurrent=2"); err != nil {
 		return nil, err
 	}
-	w.hGet = w.pGet.SoleAdaptiveLimit()
 	if w.pInc, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/concretepointer.Client#Inc(context.Context)", "Client#Inc()", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hInc = w.pInc.SoleAdaptiveLimit()
+	if w.hInc, err = reg.AdaptiveLimit("example.com/golden/concretepointer.Client#Inc(context.Context)"); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
 // Get calls the delegate's Get through its pipeline.
 func (w *ClientResilient) Get(ctx context.Context) (r0 int, err error) {
-	if h := w.hGet; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Get(ctx)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pGet.Execute(ctx, func(ctx context.Context) (int, error) { return w.d.Get(ctx) })
 }
 
 // Inc calls the delegate's Inc through its pipeline.
 func (w *ClientResilient) Inc(ctx context.Context) (r0 int, err error) {
-	if h := w.hInc; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Inc(ctx)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hInc.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pInc.Execute(ctx, func(ctx context.Context) (int, error) { return w.d.Inc(ctx) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.Inc(ctx)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }
 
 // Reset forwards to the delegate: it has no directive.

@@ -13,7 +13,7 @@ import (
 type ClientResilient struct {
 	d    Client
 	pGet *r4c.Pipeline[string]
-	hGet *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hGet *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 }
 
 // NewClientResilient wraps delegate, with the policies' instances in reg. It fails with the
@@ -25,29 +25,28 @@ func NewClientResilient(delegate Client, reg *r4c.Registry) (*ClientResilient, e
 	if w.pGet, err = r4c.NewWrappedMethod[string](reg, "example.com/golden/concretevalue.Client#Get(context.Context,string)", "Client#Get(string)", "//r4c:adaptivelimit maxLimit=30"); err != nil {
 		return nil, err
 	}
-	w.hGet = w.pGet.SoleAdaptiveLimit()
+	if w.hGet, err = reg.AdaptiveLimit("example.com/golden/concretevalue.Client#Get(context.Context,string)"); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
 // Get calls the delegate's Get through its pipeline.
 func (w *ClientResilient) Get(ctx context.Context, a1 string) (r0 string, err error) {
-	if h := w.hGet; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Get(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hGet.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pGet.Execute(ctx, func(ctx context.Context) (string, error) { return w.d.Get(ctx, a1) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.Get(ctx, a1)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }
 
 // Name forwards to the delegate: it has no directive.

@@ -13,9 +13,8 @@ import (
 type ReadStoreResilient struct {
 	d     ReadStore
 	pList *r4c.Pipeline[[]string]
-	hList *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pRead *r4c.Pipeline[[]byte]
-	hRead *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hRead *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 }
 
 var _ ReadStore = (*ReadStoreResilient)(nil)
@@ -29,11 +28,12 @@ func NewReadStoreResilient(delegate ReadStore, reg *r4c.Registry) (*ReadStoreRes
 	if w.pList, err = r4c.NewWrappedMethod[[]string](reg, "example.com/golden/embedded.ReadStore#List(context.Context,string)", "ReadStore#List(string)", "//r4c:timeout 500ms"); err != nil {
 		return nil, err
 	}
-	w.hList = w.pList.SoleAdaptiveLimit()
 	if w.pRead, err = r4c.NewWrappedMethod[[]byte](reg, "example.com/golden/embedded.ReadStore#Read(context.Context,string)", "ReadStore#Read(string)", "//r4c:adaptivelimit name=reads"); err != nil {
 		return nil, err
 	}
-	w.hRead = w.pRead.SoleAdaptiveLimit()
+	if w.hRead, err = reg.AdaptiveLimit("reads"); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -54,42 +54,23 @@ func (w *ReadStoreResilient) Close() error {
 
 // List calls the delegate's List through its pipeline.
 func (w *ReadStoreResilient) List(ctx context.Context, a1 string) (r0 []string, err error) {
-	if h := w.hList; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.List(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pList.Execute(ctx, func(ctx context.Context) ([]string, error) { return w.d.List(ctx, a1) })
 }
 
 // Read calls the delegate's Read through its pipeline.
 func (w *ReadStoreResilient) Read(ctx context.Context, a1 string) (r0 []byte, err error) {
-	if h := w.hRead; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Read(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hRead.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pRead.Execute(ctx, func(ctx context.Context) ([]byte, error) { return w.d.Read(ctx, a1) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.Read(ctx, a1)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }

@@ -14,9 +14,7 @@ import (
 type PricesResilient struct {
 	d      Prices
 	pPrice *r4c.Pipeline[int]
-	hPrice *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pQuote *r4c.Pipeline[int]
-	hQuote *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 }
 
 var _ Prices = (*PricesResilient)(nil)
@@ -30,11 +28,9 @@ func NewPricesResilient(delegate Prices, reg *r4c.Registry) (*PricesResilient, e
 	if w.pPrice, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/fallback.Prices#Price(context.Context,string)", "Prices#Price(string)", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hPrice = w.pPrice.SoleAdaptiveLimit()
 	if w.pQuote, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/fallback.Prices#Quote(context.Context,...string)", "Prices#Quote(...string)", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hQuote = w.pQuote.SoleAdaptiveLimit()
 	return w, nil
 }
 
@@ -59,22 +55,6 @@ func (w *PricesResilient) CachedQuote(a0 context.Context, a1 []string, a2 error)
 }
 
 func (w *PricesResilient) r4cPrice(ctx context.Context, a1 string) (r0 int, err error) {
-	if h := w.hPrice; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Price(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pPrice.Execute(ctx, func(ctx context.Context) (int, error) { return w.d.Price(ctx, a1) })
 }
 
@@ -88,22 +68,6 @@ func (w *PricesResilient) Price(ctx context.Context, a1 string) (r0 int, err err
 }
 
 func (w *PricesResilient) r4cQuote(ctx context.Context, a1 ...string) (r0 int, err error) {
-	if h := w.hQuote; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Quote(ctx, a1...)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pQuote.Execute(ctx, func(ctx context.Context) (int, error) { return w.d.Quote(ctx, a1...) })
 }
 

@@ -21,15 +21,14 @@ type storeStatResult struct {
 type StoreResilient struct {
 	d        Store
 	pGeneric *r4c.Pipeline[Box[string]]
-	hGeneric *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hGeneric *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 	pGetMany *r4c.Pipeline[map[string][]byte]
-	hGetMany *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hGetMany *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 	pPing    *r4c.Pipeline[struct{}]
-	hPing    *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hPing    *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 	pPut     *r4c.Pipeline[struct{}]
-	hPut     *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
+	hPut     *r4c.AdaptiveLimitHandle // the adaptive limit, the method's one policy: a permit around the call
 	pStat    *r4c.Pipeline[storeStatResult]
-	hStat    *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 }
 
 var _ Store = (*StoreResilient)(nil)
@@ -43,23 +42,30 @@ func NewStoreResilient(delegate Store, reg *r4c.Registry) (*StoreResilient, erro
 	if w.pGeneric, err = r4c.NewWrappedMethod[Box[string]](reg, "example.com/golden/shapes.Store#Generic(context.Context,shapes.Box[int],func(int)error,io.Reader)", "Store#Generic(shapes.Box[int],func(int)error,io.Reader)", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hGeneric = w.pGeneric.SoleAdaptiveLimit()
+	if w.hGeneric, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#Generic(context.Context,shapes.Box[int],func(int)error,io.Reader)"); err != nil {
+		return nil, err
+	}
 	if w.pGetMany, err = r4c.NewWrappedMethod[map[string][]byte](reg, "example.com/golden/shapes.Store#GetMany(context.Context,...string)", "Store#GetMany(...string)", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hGetMany = w.pGetMany.SoleAdaptiveLimit()
+	if w.hGetMany, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#GetMany(context.Context,...string)"); err != nil {
+		return nil, err
+	}
 	if w.pPing, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/shapes.Store#Ping()", "Store#Ping()", "//r4c:adaptivelimit initialLimit=5"); err != nil {
 		return nil, err
 	}
-	w.hPing = w.pPing.SoleAdaptiveLimit()
+	if w.hPing, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#Ping()"); err != nil {
+		return nil, err
+	}
 	if w.pPut, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/shapes.Store#Put(context.Context,string,[]byte)", "Store#Put(string,[]byte)", "//r4c:adaptivelimit"); err != nil {
 		return nil, err
 	}
-	w.hPut = w.pPut.SoleAdaptiveLimit()
+	if w.hPut, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#Put(context.Context,string,[]byte)"); err != nil {
+		return nil, err
+	}
 	if w.pStat, err = r4c.NewWrappedMethod[storeStatResult](reg, "example.com/golden/shapes.Store#Stat(context.Context,string)", "Store#Stat(string)", "//r4c:retry maxAttempts=2 wait=10ms"); err != nil {
 		return nil, err
 	}
-	w.hStat = w.pStat.SoleAdaptiveLimit()
 	return w, nil
 }
 
@@ -80,109 +86,79 @@ func (w *StoreResilient) Close() {
 
 // Generic calls the delegate's Generic through its pipeline.
 func (w *StoreResilient) Generic(ctx context.Context, a1 Box[int], a2 func(int) error, a3 io.Reader) (r0 Box[string], err error) {
-	if h := w.hGeneric; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Generic(ctx, a1, a2, a3)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hGeneric.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pGeneric.Execute(ctx, func(ctx context.Context) (Box[string], error) { return w.d.Generic(ctx, a1, a2, a3) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.Generic(ctx, a1, a2, a3)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }
 
 // GetMany calls the delegate's GetMany through its pipeline.
 func (w *StoreResilient) GetMany(ctx context.Context, a1 ...string) (r0 map[string][]byte, err error) {
-	if h := w.hGetMany; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.GetMany(ctx, a1...)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
+	permit, aerr := w.hGetMany.Acquire()
+	if aerr != nil {
+		return r0, aerr
 	}
-	return w.pGetMany.Execute(ctx, func(ctx context.Context) (map[string][]byte, error) { return w.d.GetMany(ctx, a1...) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	r0, err = w.d.GetMany(ctx, a1...)
+	done = true
+	permit.Release(ctx, err)
+	return r0, err
 }
 
 // Ping calls the delegate's Ping through its pipeline.
 func (w *StoreResilient) Ping() (err error) {
 	ctx := context.Background() // the method takes no context
-	if h := w.hPing; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		err = w.d.Ping()
-		done = true
-		permit.Release(ctx, err)
-		return err
+	permit, aerr := w.hPing.Acquire()
+	if aerr != nil {
+		return aerr
 	}
-	_, err = w.pPing.Execute(ctx, func(context.Context) (struct{}, error) { return struct{}{}, w.d.Ping() })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	err = w.d.Ping()
+	done = true
+	permit.Release(ctx, err)
 	return err
 }
 
 // Put calls the delegate's Put through its pipeline.
 func (w *StoreResilient) Put(ctx context.Context, a1 string, a2 []byte) (err error) {
-	if h := w.hPut; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		err = w.d.Put(ctx, a1, a2)
-		done = true
-		permit.Release(ctx, err)
-		return err
+	permit, aerr := w.hPut.Acquire()
+	if aerr != nil {
+		return aerr
 	}
-	_, err = w.pPut.Execute(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, w.d.Put(ctx, a1, a2) })
+	done := false
+	defer func() {
+		if !done {
+			permit.Ignore() // the delegate panicked
+		}
+	}()
+	err = w.d.Put(ctx, a1, a2)
+	done = true
+	permit.Release(ctx, err)
 	return err
 }
 
 // Stat calls the delegate's Stat through its pipeline.
 func (w *StoreResilient) Stat(ctx context.Context, a1 string) (r0 int64, r1 time.Time, err error) {
-	if h := w.hStat; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, r1, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, r1, err = w.d.Stat(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, r1, err
-	}
 	res, err := w.pStat.Execute(ctx, func(ctx context.Context) (storeStatResult, error) {
 		var res storeStatResult
 		var err error

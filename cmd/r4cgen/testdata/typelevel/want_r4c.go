@@ -13,13 +13,9 @@ import (
 type InventoryResilient struct {
 	d        Inventory
 	pCount   *r4c.Pipeline[int]
-	hCount   *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pLookup  *r4c.Pipeline[int]
-	hLookup  *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pRelease *r4c.Pipeline[struct{}]
-	hRelease *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 	pReserve *r4c.Pipeline[struct{}]
-	hReserve *r4c.AdaptiveLimitHandle // non-nil: the adaptive limit is the only policy
 }
 
 var _ Inventory = (*InventoryResilient)(nil)
@@ -33,19 +29,15 @@ func NewInventoryResilient(delegate Inventory, reg *r4c.Registry) (*InventoryRes
 	if w.pCount, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/typelevel.Inventory#Count(context.Context)", "Inventory#Count()", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:bulkhead 5"); err != nil {
 		return nil, err
 	}
-	w.hCount = w.pCount.SoleAdaptiveLimit()
 	if w.pLookup, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/typelevel.Inventory#Lookup(context.Context,string)", "Inventory#Lookup(string)", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s"); err != nil {
 		return nil, err
 	}
-	w.hLookup = w.pLookup.SoleAdaptiveLimit()
 	if w.pRelease, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/typelevel.Inventory#Release(context.Context,string,int)", "Inventory#Release(string,int)", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:adaptivelimit name=inventory-shared config=backend"); err != nil {
 		return nil, err
 	}
-	w.hRelease = w.pRelease.SoleAdaptiveLimit()
 	if w.pReserve, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/typelevel.Inventory#Reserve(context.Context,string,int)", "Inventory#Reserve(string,int)", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:adaptivelimit maxLimit=10"); err != nil {
 		return nil, err
 	}
-	w.hReserve = w.pReserve.SoleAdaptiveLimit()
 	return w, nil
 }
 
@@ -61,86 +53,22 @@ func init() {
 
 // Count calls the delegate's Count through its pipeline.
 func (w *InventoryResilient) Count(ctx context.Context) (r0 int, err error) {
-	if h := w.hCount; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Count(ctx)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pCount.Execute(ctx, func(ctx context.Context) (int, error) { return w.d.Count(ctx) })
 }
 
 // Lookup calls the delegate's Lookup through its pipeline.
 func (w *InventoryResilient) Lookup(ctx context.Context, a1 string) (r0 int, err error) {
-	if h := w.hLookup; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return r0, aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		r0, err = w.d.Lookup(ctx, a1)
-		done = true
-		permit.Release(ctx, err)
-		return r0, err
-	}
 	return w.pLookup.Execute(ctx, func(ctx context.Context) (int, error) { return w.d.Lookup(ctx, a1) })
 }
 
 // Release calls the delegate's Release through its pipeline.
 func (w *InventoryResilient) Release(ctx context.Context, a1 string, a2 int) (err error) {
-	if h := w.hRelease; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		err = w.d.Release(ctx, a1, a2)
-		done = true
-		permit.Release(ctx, err)
-		return err
-	}
 	_, err = w.pRelease.Execute(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, w.d.Release(ctx, a1, a2) })
 	return err
 }
 
 // Reserve calls the delegate's Reserve through its pipeline.
 func (w *InventoryResilient) Reserve(ctx context.Context, a1 string, a2 int) (err error) {
-	if h := w.hReserve; h != nil {
-		permit, aerr := h.Acquire()
-		if aerr != nil {
-			return aerr
-		}
-		done := false
-		defer func() {
-			if !done {
-				permit.Ignore() // the delegate panicked
-			}
-		}()
-		err = w.d.Reserve(ctx, a1, a2)
-		done = true
-		permit.Release(ctx, err)
-		return err
-	}
 	_, err = w.pReserve.Execute(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, w.d.Reserve(ctx, a1, a2) })
 	return err
 }
