@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/directive"
 	"github.com/resilience4cata/r4c/r4ctest"
 )
 
@@ -149,7 +150,7 @@ func TestEnvNameRoundTrips(t *testing.T) {
 // type-level limit with the default initial limit is valid.
 func TestTheInventoryExampleOfTheCodegenDocsIsValid(t *testing.T) {
 	reg, _ := newRegistry(t)
-	if _, err := r4c.ParseDirective("//r4c:adaptivelimit maxLimit=10"); err != nil {
+	if _, err := directive.Parse("//r4c:adaptivelimit maxLimit=10"); err != nil {
 		t.Fatal(err)
 	}
 	p, err := r4c.NewWrappedMethod[int](reg, "shop.Inventory#Reserve(context.Context,string,int)", "Inventory#Reserve(string,int)",

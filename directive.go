@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/resilience4cata/r4c/internal/directive"
 )
 
 // Directives are the comments from which r4cgen writes resilient wrappers (docs/codegen.md):
@@ -14,8 +16,9 @@ import (
 //	//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms
 //	//r4c:timeout 2s
 //
-// This file holds their grammar, shared by the generator (which reports problems at their
-// position) and by the generated code (which hands the same text to NewWrappedMethod), so that
+// This file checks them against the settings (the grammar's types are in internal/directive,
+// whose Parse this file provides), for the generator (which reports problems at their position)
+// and for the generated code (which hands the same text to NewWrappedMethod), so that
 // a directive means the same thing at generate time and at run time.
 
 // directivePolicies maps a directive's policy word to its settings, and names its main setting:
@@ -35,54 +38,39 @@ type directivePolicy struct {
 	spec       specAny
 }
 
-// DirectivePrefix starts every directive comment.
-const DirectivePrefix = "//r4c:"
-
-// Directive is a parsed //r4c: comment.
-type Directive struct {
-	// Policy is the policy word as written after the prefix: "adaptivelimit", "timeout", ...
-	Policy string
-	// Name is the name= attribute: the instance id this policy shares ("" for the method's own).
-	Name string
-	// Attrs are the other attributes, in order, keyed as in the configuration keys (a lone value
-	// is given its main setting's key).
-	Attrs []DirectiveAttr
-}
-
-// DirectiveAttr is one key=value attribute of a directive.
-type DirectiveAttr struct {
-	Key, Value string
-	Offset     int // byte offset of the attribute in the directive's text
-}
-
-// DirectiveError is a problem in a directive, at a byte offset of its text, so that the
-// generator can report file.go:LINE:COL. It unwraps to its *ConfigError (ErrorCode works).
-type DirectiveError struct {
+// directiveErr is a problem in a directive, at a byte offset of its text (directive.Positioned).
+// It unwraps to its *ConfigError (ErrorCode works).
+type directiveErr struct {
 	*ConfigError
-	Offset int
+	offset int
 }
 
 // Unwrap returns the ConfigError.
-func (e *DirectiveError) Unwrap() error { return e.ConfigError }
+func (e *directiveErr) Unwrap() error { return e.ConfigError }
 
-func directiveError(code string, offset int, format string, args ...any) *DirectiveError {
-	return &DirectiveError{ConfigError: &ConfigError{Code: code, Msg: fmt.Sprintf(format, args...)}, Offset: offset}
+// DirectiveOffset returns the byte offset of the problem in the directive's text.
+func (e *directiveErr) DirectiveOffset() int { return e.offset }
+
+func init() { directive.Parse = parseDirective }
+
+func directiveError(code string, offset int, format string, args ...any) *directiveErr {
+	return &directiveErr{ConfigError: &ConfigError{Code: code, Msg: fmt.Sprintf(format, args...)}, offset: offset}
 }
 
-// ParseDirective parses one directive comment. Every problem is reported, joined, each a
-// *DirectiveError: R4C-ATR-002 for an unknown policy or attribute (with the nearest valid one)
+// parseDirective parses one directive comment (directive.Parse). Every problem is reported,
+// joined, each a *directiveErr: R4C-ATR-002 for an unknown policy or attribute (with the nearest valid one)
 // or a malformed value, R4C-ATR-001 for a bad duration, R4C-ATR-003 for a limit below 1,
 // R4C-ATR-009 for limits (or alpha and beta) out of order among the attributes given or a window
 // out of range.
-func ParseDirective(text string) (Directive, error) {
-	var d Directive
-	if !strings.HasPrefix(text, DirectivePrefix) {
-		return d, directiveError(CodeBadAttribute, 0, "a directive starts with %s", DirectivePrefix)
+func parseDirective(text string) (directive.Directive, error) {
+	var d directive.Directive
+	if !strings.HasPrefix(text, directive.Prefix) {
+		return d, directiveError(CodeBadAttribute, 0, "a directive starts with %s", directive.Prefix)
 	}
-	body := text[len(DirectivePrefix):]
-	fields := fieldsWithOffsets(body, len(DirectivePrefix))
+	body := text[len(directive.Prefix):]
+	fields := fieldsWithOffsets(body, len(directive.Prefix))
 	if len(fields) == 0 {
-		return d, directiveError(CodeBadAttribute, len(DirectivePrefix), "the directive names no policy: want one of %s", directiveWords())
+		return d, directiveError(CodeBadAttribute, len(directive.Prefix), "the directive names no policy: want one of %s", directiveWords())
 	}
 	d.Policy = fields[0].text
 	var main string
@@ -157,7 +145,7 @@ func ParseDirective(text string) (Directive, error) {
 				continue
 			}
 		}
-		d.Attrs = append(d.Attrs, DirectiveAttr{Key: key, Value: value, Offset: f.offset})
+		d.Attrs = append(d.Attrs, directive.Attr{Key: key, Value: value, Offset: f.offset})
 	}
 	if d.Policy == "adaptivelimit" && len(errs) == 0 {
 		if err := limitsInOrder(d); err != nil {
@@ -169,7 +157,7 @@ func ParseDirective(text string) (Directive, error) {
 
 // limitsInOrder checks minLimit <= initialLimit <= maxLimit, and alpha <= beta, among the
 // settings a directive gives.
-func limitsInOrder(d Directive) error {
+func limitsInOrder(d directive.Directive) error {
 	vals := map[string]int{}
 	for _, a := range d.Attrs {
 		switch a.Key {
@@ -302,7 +290,7 @@ func NewWrappedMethod[T any](reg *Registry, id, owner string, directives ...stri
 	cfgs := layer{}
 	ids := map[string]string{}
 	for _, text := range directives {
-		d, err := ParseDirective(text)
+		d, err := parseDirective(text)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", owner, err)
 		}
@@ -322,7 +310,7 @@ func NewWrappedMethod[T any](reg *Registry, id, owner string, directives ...stri
 			cfgs[spec.policyName()] = spec.empty()
 		}
 		for _, a := range d.Attrs {
-			// ParseDirective validated everything but whether error names are registered.
+			// parseDirective validated everything but whether error names are registered.
 			if code, want, ok := spec.apply(cfgs, a.Key, a.Value, false); !ok {
 				if code == CodeInvalidValue {
 					code = CodeBadAttribute

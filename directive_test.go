@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/directive"
 )
 
 func TestParseDirective(t *testing.T) {
-	d, err := r4c.ParseDirective("//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms")
+	d, err := directive.Parse("//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Policy != "adaptivelimit" || d.Name != "orders" || len(d.Attrs) != 3 || d.Attrs[0].Key != "initialLimit" || d.Attrs[0].Offset != 32 {
 		t.Fatalf("%+v", d)
 	}
-	d, err = r4c.ParseDirective("//r4c:timeout 2s")
+	d, err = directive.Parse("//r4c:timeout 2s")
 	if err != nil || len(d.Attrs) != 1 || d.Attrs[0].Key != "timeout" || d.Attrs[0].Value != "2s" {
 		t.Fatalf("%+v %v", d, err)
 	}
@@ -36,7 +37,7 @@ func TestParseDirective(t *testing.T) {
 		{"//r4c:adaptivelimit dropOn=billing.Err-Nope", "R4C-ATR-002", 27, "not an error name"},
 	})
 	// Every problem of a directive at once.
-	_, err = r4c.ParseDirective("//r4c:adaptivelimit window=5x maxLimit=0 nope=1")
+	_, err = directive.Parse("//r4c:adaptivelimit window=5x maxLimit=0 nope=1")
 	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 3 {
 		t.Fatalf("%d problems reported: %v", n, err)
 	}
@@ -74,7 +75,7 @@ func TestNewWrappedMethod(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	// Error names parse by their syntax; whether they are registered is checked at construction.
-	if _, err := r4c.ParseDirective("//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered"); err != nil {
+	if _, err := directive.Parse("//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = r4c.NewWrappedMethod[string](reg, "x#D()", "T#D()", "//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered")
@@ -136,17 +137,17 @@ type directiveErrorCase struct {
 	part   string // a part of the message
 }
 
-// checkDirectiveErrors parses each directive and checks its error: a *r4c.DirectiveError with
+// checkDirectiveErrors parses each directive and checks its error: a directive.Positioned with
 // the code, at the offset, with the part in its message.
 func checkDirectiveErrors(t *testing.T, cases []directiveErrorCase) {
 	t.Helper()
 	for _, tc := range cases {
-		_, err := r4c.ParseDirective(tc.text)
-		var de *r4c.DirectiveError
-		if !errors.As(err, &de) || de.Code != tc.code || de.Offset != tc.offset || !strings.Contains(err.Error(), tc.part) || r4c.ErrorCode(err) != tc.code {
+		_, err := directive.Parse(tc.text)
+		var de directive.Positioned
+		if !errors.As(err, &de) || r4c.ErrorCode(de) != tc.code || de.DirectiveOffset() != tc.offset || !strings.Contains(err.Error(), tc.part) || r4c.ErrorCode(err) != tc.code {
 			offset := -1
 			if de != nil {
-				offset = de.Offset
+				offset = de.DirectiveOffset()
 			}
 			t.Errorf("%s: %v (offset %d), want %s at %d with %q", tc.text, err, offset, tc.code, tc.offset, tc.part)
 		}
@@ -154,7 +155,7 @@ func checkDirectiveErrors(t *testing.T, cases []directiveErrorCase) {
 }
 
 // FuzzParseDirective: whatever the text, ParseDirective does not panic, every problem is a
-// coded *DirectiveError at an offset inside the text, and every attribute it accepts starts at
+// coded directive.Positioned at an offset inside the text, and every attribute it accepts starts at
 // its offset.
 func FuzzParseDirective(f *testing.F) {
 	for _, s := range []string{"//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms",
@@ -163,16 +164,16 @@ func FuzzParseDirective(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		d, err := r4c.ParseDirective(text)
+		d, err := directive.Parse(text)
 		if err != nil {
 			errs := []error{err}
 			if j, ok := err.(interface{ Unwrap() []error }); ok {
 				errs = j.Unwrap()
 			}
 			for _, e := range errs {
-				var de *r4c.DirectiveError
-				if !errors.As(e, &de) || r4c.ErrorCode(e) == "" || de.Offset < 0 || de.Offset > len(text) {
-					t.Fatalf("%q: problem %v (%T) is not a coded *DirectiveError inside the text", text, e, e)
+				var de directive.Positioned
+				if !errors.As(e, &de) || r4c.ErrorCode(e) == "" || de.DirectiveOffset() < 0 || de.DirectiveOffset() > len(text) {
+					t.Fatalf("%q: problem %v (%T) is not a coded directive.Positioned inside the text", text, e, e)
 				}
 			}
 			return

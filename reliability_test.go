@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/directive"
 )
 
 // 1. A Go call whose context is already cancelled never starts its function: 100 of them
@@ -308,9 +309,9 @@ func TestJSONNestedTooDeepIsACodedError(t *testing.T) {
 // 15. A lone value's error points at the value itself, not past the attribute.
 func TestDirectiveLoneValueErrorPointsAtTheValue(t *testing.T) {
 	text := "//r4c:retry 0"
-	_, err := r4c.ParseDirective(text)
-	var de *r4c.DirectiveError
-	if !errors.As(err, &de) || de.Offset != strings.Index(text, "0") {
-		t.Fatalf("%v (offset %d), want offset %d", err, de.Offset, strings.Index(text, "0"))
+	_, err := directive.Parse(text)
+	var de directive.Positioned
+	if !errors.As(err, &de) || de.DirectiveOffset() != strings.Index(text, "0") {
+		t.Fatalf("%v (offset %d), want offset %d", err, de.DirectiveOffset(), strings.Index(text, "0"))
 	}
 }

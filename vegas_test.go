@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/directive"
 )
 
 // The rules of Vegas, one test each (testdata/conformance/README.md, "Vegas"). Unless a test
@@ -350,7 +351,7 @@ func TestAlphaAboveBetaAcrossSources(t *testing.T) {
 }
 
 func TestVegasDirective(t *testing.T) {
-	d, err := r4c.ParseDirective("//r4c:adaptivelimit algorithm=vegas alpha=3 beta=6 probeMultiplier=60")
+	d, err := directive.Parse("//r4c:adaptivelimit algorithm=vegas alpha=3 beta=6 probeMultiplier=60")
 	if err != nil || len(d.Attrs) != 4 || d.Attrs[1].Key != "alpha" || d.Attrs[2].Value != "6" {
 		t.Fatalf("%+v %v", d, err)
 	}

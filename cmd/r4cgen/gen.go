@@ -12,7 +12,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/resilience4cata/r4c"
+	_ "github.com/resilience4cata/r4c" // fills in grammar.Parse: the settings check the values
+	grammar "github.com/resilience4cata/r4c/internal/directive"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -41,7 +42,7 @@ func (p problem) String() string {
 type directive struct {
 	text string
 	pos  token.Pos
-	d    r4c.Directive
+	d    grammar.Directive
 }
 
 type methodKind int
@@ -268,10 +269,10 @@ func (g *generator) directives(cg *ast.CommentGroup) []directive {
 	}
 	var out []directive
 	for _, c := range cg.List {
-		if !strings.HasPrefix(c.Text, r4c.DirectivePrefix) {
+		if !strings.HasPrefix(c.Text, grammar.Prefix) {
 			continue
 		}
-		d, err := r4c.ParseDirective(c.Text)
+		d, err := grammar.Parse(c.Text)
 		if err != nil {
 			g.directiveErrors(c.Slash, err)
 			continue
@@ -283,7 +284,7 @@ func (g *generator) directives(cg *ast.CommentGroup) []directive {
 	var kept []directive
 	for _, d := range out {
 		if seen[d.d.Policy] {
-			g.errorf(d.pos+token.Pos(len(r4c.DirectivePrefix)), "R4C-ATR-002: //r4c:%s is given twice: write one directive per policy", d.d.Policy)
+			g.errorf(d.pos+token.Pos(len(grammar.Prefix)), "R4C-ATR-002: //r4c:%s is given twice: write one directive per policy", d.d.Policy)
 			continue
 		}
 		seen[d.d.Policy] = true
@@ -300,9 +301,9 @@ func (g *generator) directiveErrors(at token.Pos, err error) {
 		list = []error{err}
 	}
 	for _, e := range list {
-		var de *r4c.DirectiveError
+		var de grammar.Positioned
 		if errors.As(e, &de) {
-			g.errorf(at+token.Pos(de.Offset), "%s", de.Error())
+			g.errorf(at+token.Pos(de.DirectiveOffset()), "%s", de.Error())
 		} else {
 			g.errorf(at, "%v", e)
 		}
@@ -452,7 +453,7 @@ var wellKnownPackages = map[string]string{
 
 func (g *generator) fallback(m *typeModel, mm *methodModel, d directive) {
 	fb := &fallbackModel{}
-	var onAttr r4c.DirectiveAttr
+	var onAttr grammar.Attr
 	for _, a := range d.d.Attrs {
 		switch a.Key {
 		case "method":
