@@ -153,8 +153,12 @@ func TestTheInventoryExampleOfTheCodegenDocsIsValid(t *testing.T) {
 	if _, err := directive.Parse("//r4c:adaptivelimit maxLimit=10"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := r4c.NewWrappedMethod[int](reg, "shop.Inventory#Reserve(context.Context,string,int)", "Inventory#Reserve(string,int)",
-		"//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:adaptivelimit maxLimit=10")
+	// What r4cgen writes for Reserve: the type's limit with the method's maxLimit, and the timeout.
+	if got := literal(goConfig(t, "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:adaptivelimit maxLimit=10")); got != "r4c.AdaptiveLimitConfig{MaxLimit: 10, Window: 250 * time.Millisecond}" {
+		t.Fatal(got)
+	}
+	p, err := r4c.NewPipeline[int](reg, "shop.Inventory#Reserve(context.Context,string,int)",
+		r4c.AdaptiveLimitConfig{MaxLimit: 10, Window: 250 * time.Millisecond}, r4c.TimeoutConfig{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 //
 // This file checks them against the settings (the grammar's types are in internal/directive,
 // whose Parse this file provides), for the generator (which reports problems at their position)
-// and for the generated code (which hands the same text to NewWrappedMethod), so that
+// and writes them as Go config literals (goconfig.go) for the generated code, so that
 // a directive means the same thing at generate time and at run time.
 
 // directivePolicies maps a directive's policy word to its settings, and names its main setting:
@@ -131,8 +131,7 @@ func parseDirective(text string) (directive.Directive, error) {
 				continue
 			}
 			if isErrorList(key) {
-				// The generator's process has not run the user's RegisterError calls: check the
-				// names' syntax here; NewWrappedMethod checks that they are registered.
+				// Only the names' syntax here: the generator resolves them to Go variables.
 				if bad := badErrorName(value); bad != "" {
 					errs = append(errs, directiveError(CodeBadAttribute, valueOff, "//r4c:%s: %s=%s: %q is not an error name such as pkg.ErrName", d.Policy, key, value, bad))
 					continue
@@ -278,58 +277,6 @@ func isIdentifier(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// NewWrappedMethod builds the pipeline of one method of a generated wrapper from its
-// directives: the type's first, then the method's own, so that a method's attribute overrides
-// the type's attribute by attribute. id is the method's default instance id (docs/codegen.md); a
-// directive's name= gives its policy a shared id instead; owner names the method in R4C-REG-008
-// messages. //r4c:fallback directives are the generated code's business and are skipped here.
-// Generated code calls it once per method, at construction.
-func NewWrappedMethod[T any](reg *Registry, id, owner string, directives ...string) (*Pipeline[T], error) {
-	cfgs := layer{}
-	ids := map[string]string{}
-	for _, text := range directives {
-		d, err := parseDirective(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", owner, err)
-		}
-		var spec specAny
-		for _, p := range directivePolicies {
-			if p.word == d.Policy {
-				spec = p.spec
-			}
-		}
-		if spec == nil {
-			continue // fallback
-		}
-		if d.Name != "" {
-			ids[spec.policyName()] = d.Name
-		}
-		if _, ok := cfgs[spec.policyName()]; !ok {
-			cfgs[spec.policyName()] = spec.empty()
-		}
-		for _, a := range d.Attrs {
-			// parseDirective validated everything but whether error names are registered.
-			if code, want, ok := spec.apply(cfgs, a.Key, a.Value, false); !ok {
-				if code == CodeInvalidValue {
-					code = CodeBadAttribute
-				}
-				return nil, &ConfigError{Code: code, Instance: id, Policy: spec.policyName(), Key: a.Key, Value: a.Value,
-					Msg: fmt.Sprintf("%s: //r4c:%s %s=%s is invalid: want %s", owner, d.Policy, a.Key, a.Value, want)}
-			}
-		}
-	}
-	list := make([]PolicyConfig, 0, len(cfgs))
-	for _, name := range sortedKeys(cfgs) {
-		list = append(list, cfgs[name])
-	}
-	return newPipeline[T](reg, id, owner, ids, list)
-}
-
-func (p *policySpec[C]) empty() PolicyConfig {
-	var c C
-	return any(c).(PolicyConfig)
 }
 
 // wrappers holds the constructors that generated files register, by the wrapped type.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resilience4cata/r4c"
 	"github.com/resilience4cata/r4c/internal/directive"
@@ -43,44 +42,88 @@ func TestParseDirective(t *testing.T) {
 	}
 }
 
-func TestNewWrappedMethod(t *testing.T) {
-	reg, _ := newRegistry(t, r4c.WithConfig("backend", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD}))
-	const id = "example.com/shop.OrderClient#Place(context.Context,string)"
-	_, err := r4c.NewWrappedMethod[string](reg, id, "OrderClient#Place(string)",
-		"//r4c:adaptivelimit maxLimit=50 initialLimit=5",     // type level
-		"//r4c:adaptivelimit initialLimit=10 config=backend", // method level: overrides initialLimit
-		"//r4c:timeout 2s")
+// goConfig parses directives and writes their merged attributes as the Go literal of their
+// policy's config, as r4cgen does.
+func goConfig(t *testing.T, texts ...string) directive.Config {
+	t.Helper()
+	var attrs []directive.Attr
+	policy := ""
+	for _, text := range texts {
+		d, err := directive.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policy = d.Policy
+		attrs = append(attrs, d.Attrs...)
+	}
+	c, err := directive.GoConfig(policy, attrs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := handle(t, reg, id)
-	if c := h.Config(); c.MaxLimit != 50 || c.InitialLimit != 10 || c.Algorithm != r4c.AIMD {
-		t.Fatalf("%+v", c)
+	return c
+}
+
+// literal writes a Config as Go source, error lists by their names as written.
+func literal(c directive.Config) string {
+	var fields []string
+	for _, f := range c.Fields {
+		expr := f.Expr
+		if expr == "" {
+			expr = "[]error{" + strings.Join(f.Errors, ", ") + "}"
+		}
+		fields = append(fields, f.Name+": "+expr)
 	}
-	if to, err := reg.Timeout(id); err != nil || to.Config().Timeout != 2*time.Second {
-		t.Fatal(err)
+	return c.Type + "{" + strings.Join(fields, ", ") + "}"
+}
+
+// A method's directives become its config literal: the type's then the method's attributes, the
+// later winning, each field written as Go writes it (durations in their unit, sentinels and
+// enumerations by name, error lists by their names for the generator to resolve).
+func TestDirectivesBecomeConfigLiterals(t *testing.T) {
+	for _, c := range []struct {
+		texts []string
+		want  string
+	}{
+		{[]string{"//r4c:adaptivelimit maxLimit=50 initialLimit=5", "//r4c:adaptivelimit initialLimit=10 config=backend"},
+			`r4c.AdaptiveLimitConfig{InitialLimit: 10, MaxLimit: 50, Config: "backend"}`},
+		{[]string{"//r4c:adaptivelimit algorithm=aimd window=500ms dropOn=net.ErrClosed,r4c.ErrCallTimeout dropGuard=false queueSize=0"},
+			"r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD, Window: 500 * time.Millisecond, QueueSize: r4c.NoQueue, DropOn: []error{net.ErrClosed, r4c.ErrCallTimeout}, DropGuard: r4c.Off}"},
+		{[]string{"//r4c:timeout 2s"}, "r4c.TimeoutConfig{Timeout: 2 * time.Second}"},
+		{[]string{"//r4c:retry 3 wait=0 maxWait=1m30s jitter=0"}, "r4c.RetryConfig{MaxAttempts: 3, Wait: r4c.NoWait, MaxWait: 90 * time.Second, Jitter: r4c.NoJitter}"},
+		{[]string{"//r4c:circuitbreaker 25 waitInOpen=1h"}, "r4c.CircuitBreakerConfig{FailureRateThreshold: 25, WaitInOpen: time.Hour}"},
+		{[]string{"//r4c:adaptivelimit algorithm=vegas alpha=3 beta=6"}, "r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, Alpha: 3, Beta: 6}"},
+	} {
+		if got := literal(goConfig(t, c.texts...)); got != c.want {
+			t.Errorf("%q:\n got %s\nwant %s", c.texts, got, c.want)
+		}
 	}
-	// name= shares an instance between methods, which must then agree.
-	if _, err := r4c.NewWrappedMethod[string](reg, "x#A()", "T#A()", "//r4c:adaptivelimit name=shared maxLimit=100"); err != nil {
+}
+
+// Shared gives one policy of a pipeline an instance id of its own: pipelines of other ids share
+// it, and must then agree; the message names both pipelines.
+func TestSharedGivesAPolicyItsOwnInstance(t *testing.T) {
+	reg, _ := newRegistry(t)
+	if _, err := r4c.NewPipeline[string](reg, "T#A()", r4c.Shared("shared", r4c.AdaptiveLimitConfig{MaxLimit: 100}), r4c.TimeoutConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	if h, err := reg.AdaptiveLimit("shared"); err != nil || h.Config().MaxLimit != 100 {
-		t.Fatalf("the limit of name=shared: %v", err)
+		t.Fatalf("the limit shared as %q: %v", "shared", err)
 	}
-	_, err = r4c.NewWrappedMethod[string](reg, "x#B()", "T#B()", "//r4c:adaptivelimit name=shared maxLimit=50")
-	if r4c.ErrorCode(err) != "R4C-REG-008" || !strings.Contains(err.Error(), "is shared by T#A() and T#B() with different adaptiveLimit settings: maxLimit 100 vs 50") {
+	if _, err := reg.Timeout("T#A()"); err != nil {
+		t.Fatalf("the timeout keeps the pipeline's id: %v", err)
+	}
+	if _, err := r4c.NewPipeline[string](reg, "T#C()", r4c.Shared("shared", r4c.AdaptiveLimitConfig{MaxLimit: 100})); err != nil {
+		t.Fatalf("a second pipeline sharing it: %v", err)
+	}
+	_, err := r4c.NewPipeline[string](reg, "T#B()", r4c.Shared("shared", r4c.AdaptiveLimitConfig{MaxLimit: 50}))
+	if r4c.ErrorCode(err) != r4c.CodeConflict || !strings.Contains(err.Error(), `is shared by pipeline "T#A()" and pipeline "T#B()" with different adaptiveLimit settings: maxLimit 100 vs 50`) {
 		t.Fatalf("%v", err)
 	}
-	if _, err := r4c.NewWrappedMethod[string](reg, "x#C()", "T#C()", "//r4c:adaptivelimit maxLimt=1"); r4c.ErrorCode(err) != "R4C-ATR-002" {
-		t.Fatalf("%v", err)
+	if _, err := r4c.NewRegistry(r4c.WithDefaults(r4c.Shared("x", r4c.BulkheadConfig{}))); r4c.ErrorCode(err) != r4c.CodeInvalidSetting {
+		t.Fatalf("Shared in the registry's defaults: %v", err)
 	}
-	// Error names parse by their syntax; whether they are registered is checked at construction.
-	if _, err := directive.Parse("//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = r4c.NewWrappedMethod[string](reg, "x#D()", "T#D()", "//r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered")
-	if r4c.ErrorCode(err) != "R4C-ATR-002" || !strings.Contains(err.Error(), "T#D(): //r4c:adaptivelimit dropOn=billing.ErrNotYetRegistered is invalid") {
-		t.Fatalf("%v", err)
+	if _, err := r4c.NewPipeline[string](reg, "T#D()", r4c.Shared("", r4c.BulkheadConfig{})); r4c.ErrorCode(err) != r4c.CodeInvalidSetting {
+		t.Fatalf("Shared without an id: %v", err)
 	}
 }
 
@@ -114,7 +157,7 @@ func TestOfFindsTheRegisteredWrapper(t *testing.T) {
 		t.Fatalf("Of without a wrapper: %v", err)
 	}
 	r4c.RegisterWrapper(func(d greeter, reg *r4c.Registry) (greeter, error) {
-		p, err := r4c.NewWrappedMethod[string](reg, "r4c_test.greeter#Greet(context.Context,string)", "greeter#Greet(string)", "//r4c:adaptivelimit")
+		p, err := r4c.NewPipeline[string](reg, "r4c_test.greeter#Greet(context.Context,string)", r4c.AdaptiveLimitConfig{})
 		return wrappedGreeter{d: d, p: p}, err
 	})
 	g, err := r4c.Of[greeter](plainGreeter{}, reg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/directive"
 	"github.com/resilience4cata/r4c/r4ctest"
 )
 
@@ -276,13 +277,10 @@ func TestDropGuardSetting(t *testing.T) {
 	if got := handle(t, reg, "default").Config().DropGuard; got != r4c.On {
 		t.Errorf("default DropGuard %v, want On", got)
 	}
-	if _, err := r4c.NewWrappedMethod[string](reg, "wrapped", "Client", "//r4c:adaptivelimit maxLimit=200 dropGuard=false"); err != nil {
-		t.Fatal(err)
+	if got := literal(goConfig(t, "//r4c:adaptivelimit maxLimit=200 dropGuard=false")); got != "r4c.AdaptiveLimitConfig{MaxLimit: 200, DropGuard: r4c.Off}" {
+		t.Errorf("directive dropGuard=false: %s, want DropGuard: r4c.Off", got)
 	}
-	if got := handle(t, reg, "wrapped").Config().DropGuard; got != r4c.Off {
-		t.Errorf("directive dropGuard=false: DropGuard %v, want Off", got)
-	}
-	if _, err := r4c.NewWrappedMethod[string](reg, "bad", "Client", "//r4c:adaptivelimit dropGuard=maybe"); r4c.ErrorCode(err) != "R4C-ATR-002" {
+	if _, err := directive.Parse("//r4c:adaptivelimit dropGuard=maybe"); r4c.ErrorCode(err) != "R4C-ATR-002" {
 		t.Errorf("dropGuard=maybe: %v, want R4C-ATR-002", err)
 	}
 }

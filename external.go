@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/resilience4cata/r4c/internal/directive"
 	"io/fs"
 	"net"
 	"os"
@@ -32,10 +33,10 @@ type specAny interface {
 	keys() []string  // the setting keys, then "config"
 	// apply parses text into setting key of the layer's config for this policy.
 	apply(l layer, key, text string, named bool) (code, want string, ok bool)
-	// empty returns the policy's config with nothing set.
-	empty() PolicyConfig
 	// setKeys returns the keys of the settings a config of this policy sets.
 	setKeys(c PolicyConfig) []string
+	// goConfig writes directive attributes as the policy's Go config literal.
+	goConfig(attrs []directive.Attr) (directive.Config, error)
 }
 
 func (p *policySpec[C]) policyName() string { return p.name }

@@ -48,8 +48,8 @@ func invoke[T any](ctx context.Context, fn func(context.Context) (T, error)) (T,
 	return fn(ctx)
 }
 
-// pipelineOwner labels instances created by pipelines in R4C-REG-008 messages.
-const pipelineOwner = "a pipeline"
+// pipelineOwner labels the instances a pipeline creates, in R4C-REG-008 messages.
+func pipelineOwner(id string) string { return "pipeline " + quote(id) }
 
 // NewPipeline builds a pipeline whose policies have instance id id, creating the instances in
 // reg or sharing them with earlier pipelines and wrappers of the same id. Each policy's
@@ -57,13 +57,9 @@ const pipelineOwner = "a pipeline"
 // < cfgs < WithInstance(id). It fails with a coded error (see ErrorCode) for an invalid or
 // unknown setting, a policy given twice, or an existing instance with a different resolved
 // configuration (R4C-REG-008); nothing is registered then.
+//
+// A policy given with Shared(otherID, cfg) has the instance id otherID instead.
 func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeline[T], error) {
-	return newPipeline[T](reg, id, pipelineOwner, nil, cfgs)
-}
-
-// newPipeline builds a pipeline for NewPipeline or a generated wrapper's method (owner names it
-// in R4C-REG-008 messages; ids gives policies with a name= of their own their instance id).
-func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, cfgs []PolicyConfig) (*Pipeline[T], error) {
 	if reg == nil {
 		return nil, &ConfigError{Code: CodeNilRegistry, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil: make one with NewRegistry", quote(id))}
 	}
@@ -71,7 +67,7 @@ func newPipeline[T any](reg *Registry, id, owner string, ids map[string]string, 
 		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
 	}
 	var fallback *FallbackConfig[T]
-	ps, err := reg.resolvePolicies(id, owner, ids, cfgs, func(fb fallbackConfig) error {
+	ps, err := reg.resolvePolicies(id, pipelineOwner(id), cfgs, func(fb fallbackConfig) error {
 		f, ok := fb.(FallbackConfig[T])
 		if !ok {
 			return &ConfigError{Code: CodeBadFallback, Instance: id, Policy: "fallback",

@@ -20,16 +20,27 @@ type policies struct {
 // resolvePolicies resolves cfgs for instance id and claims their instances in r, creating them
 // or sharing existing ones; owner names the user in R4C-REG-008 messages. The one fallback
 // config, if any, goes to checkFallback before anything is registered (the caller types it).
-// Nothing is registered when it fails. ids, when not nil, gives some policies an instance id
-// of their own (a directive's name=).
-func (r *Registry) resolvePolicies(id, owner string, ids map[string]string, cfgs []PolicyConfig, checkFallback func(fallbackConfig) error) (policies, error) {
+// Nothing is registered when it fails. A policy given with Shared has the instance id it names.
+func (r *Registry) resolvePolicies(id, owner string, cfgs []PolicyConfig, checkFallback func(fallbackConfig) error) (policies, error) {
 	var ps policies
+	var ids map[string]string // the policies given an instance id of their own (Shared)
 	scope := "instance " + quote(id)
 	byName := map[string]PolicyConfig{}
 	var fb fallbackConfig
 	for _, c := range cfgs {
 		if isNil(c) {
 			return ps, nilConfigError(scope)
+		}
+		if s, ok := c.(sharedConfig); ok {
+			if s.id == "" || isNil(s.cfg) {
+				return ps, &ConfigError{Code: CodeInvalidSetting, Instance: id, Key: "id",
+					Msg: fmt.Sprintf("%s: r4c.Shared needs an instance id and a config", scope)}
+			}
+			if ids == nil {
+				ids = map[string]string{}
+			}
+			ids[s.cfg.PolicyName()] = s.id
+			c = s.cfg
 		}
 		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer {
 			c = v.Elem().Interface().(PolicyConfig)
@@ -83,6 +94,33 @@ func use[C any, H any](r *Registry, spec *policySpec[C], byName map[string]Polic
 	*claims = append(*claims, claimInstance(r, spec, id, owner, cfg, h, mk(r, id), snap))
 	return nil
 }
+
+// Shared gives the policy that cfg configures the instance id id instead of the pipeline's, so
+// that pipelines of different ids share that one instance (their resolved settings must agree,
+// R4C-REG-008 otherwise): one rate limiter for every endpoint, each with its own adaptive limit,
+// for example. It is for NewPipeline; the registry's layers refuse it.
+func Shared(id string, cfg PolicyConfig) PolicyConfig { return sharedConfig{id: id, cfg: cfg} }
+
+// sharedConfig is a config given an instance id of its own by Shared.
+type sharedConfig struct {
+	id  string
+	cfg PolicyConfig
+}
+
+// PolicyName returns the name of the shared policy.
+func (s sharedConfig) PolicyName() string {
+	if isNil(s.cfg) {
+		return ""
+	}
+	return s.cfg.PolicyName()
+}
+
+func (s sharedConfig) addTo(_ layer, scope string, _ bool) error {
+	return &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: s.PolicyName(), Key: "id", Value: s.id,
+		Msg: fmt.Sprintf("%s: r4c.Shared is for NewPipeline: a registry layer configures instances by their own ids", scope)}
+}
+
+func (s sharedConfig) namedConfig() string { return "" }
 
 // fallbackConfig is implemented by FallbackConfig[T] for every T.
 type fallbackConfig interface {

@@ -361,12 +361,12 @@ func TestVegasDirective(t *testing.T) {
 		{"//r4c:adaptivelimit probeMultiplier=x", "R4C-ATR-002", 36, "an integer"},
 		{"//r4c:adaptivelimit algorithm=vega", "R4C-ATR-002", 30, "gradient2, aimd, vegas or knee"},
 	})
-	reg, _ := newRegistry(t)
-	const id = "shop.Client#Get()"
-	if _, err := r4c.NewWrappedMethod[string](reg, id, "Client#Get()", "//r4c:adaptivelimit algorithm=vegas alpha=3 beta=6"); err != nil {
-		t.Fatal(err)
+	if got := literal(goConfig(t, "//r4c:adaptivelimit algorithm=vegas alpha=3 beta=6")); got != "r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, Alpha: 3, Beta: 6}" {
+		t.Fatal(got)
 	}
-	if c := handle(t, reg, id).Config(); c.Algorithm != r4c.Vegas || c.Alpha != 3 || c.Beta != 6 || c.Smoothing != 1 || c.ProbeMultiplier != 30 {
+	reg, _ := newRegistry(t)
+	newPipeline[string](t, reg, "v", r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, Alpha: 3, Beta: 6})
+	if c := handle(t, reg, "v").Config(); c.Algorithm != r4c.Vegas || c.Alpha != 3 || c.Beta != 6 || c.Smoothing != 1 || c.ProbeMultiplier != 30 {
 		t.Fatalf("%+v", c)
 	}
 }

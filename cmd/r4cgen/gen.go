@@ -63,6 +63,7 @@ type methodModel struct {
 	kind     methodKind
 	values   []types.Type // sync: the results before the error; async: the future's T
 	fallback *fallbackModel
+	policies []policyModel // in the order the directives name them
 }
 
 type fallbackModel struct {
@@ -444,6 +445,75 @@ func (g *generator) shape(m *typeModel, mm *methodModel) {
 			continue
 		}
 		g.fallback(m, mm, d)
+	}
+	g.policies(m, mm)
+}
+
+// policyModel is one policy of a method, as the Go literal of its config.
+type policyModel struct {
+	id     string // its own instance id (name=), "" for the method's
+	typ    string // "r4c.AdaptiveLimitConfig"
+	fields []fieldModel
+}
+
+type fieldModel struct {
+	name   string
+	expr   string   // a Go expression, or "" for an error list
+	errors []string // an error list: errorExpr forms ("importpath\x00Ident" or a local name)
+}
+
+// policies merges the method's directives with the type's (in order: a later attribute wins)
+// into one config literal per policy, resolving error names against the type's file.
+func (g *generator) policies(m *typeModel, mm *methodModel) {
+	type merged struct {
+		id    string
+		attrs []grammar.Attr
+		at    []directive // the directives, for positions
+	}
+	byPolicy := map[string]*merged{}
+	var order []string
+	for _, d := range append(append([]directive{}, m.typeDirs...), mm.dirs...) {
+		if d.d.Policy == "fallback" {
+			continue
+		}
+		p := byPolicy[d.d.Policy]
+		if p == nil {
+			p = &merged{}
+			byPolicy[d.d.Policy] = p
+			order = append(order, d.d.Policy)
+		}
+		if d.d.Name != "" {
+			p.id = d.d.Name
+		}
+		p.attrs = append(p.attrs, d.d.Attrs...)
+		p.at = append(p.at, d)
+	}
+	file := g.typeFiles[m.obj]
+	for _, word := range order {
+		p := byPolicy[word]
+		cfg, err := grammar.GoConfig(word, p.attrs)
+		if err != nil {
+			g.errorf(p.at[0].pos, "r4cgen: //r4c:%s: %v", word, err)
+			continue
+		}
+		pm := policyModel{id: p.id, typ: cfg.Type}
+		for _, f := range cfg.Fields {
+			fm := fieldModel{name: f.Name, expr: f.Expr}
+			if f.Expr == "" {
+				fm.errors = []string{}
+				for _, name := range f.Errors {
+					expr, ok := g.errorExpr(file, name)
+					if !ok {
+						d := p.at[len(p.at)-1]
+						g.errorf(d.pos, "r4cgen: //r4c:%s: %s: cannot resolve %s to a Go error variable", word, f.Name, name)
+						continue
+					}
+					fm.errors = append(fm.errors, expr)
+				}
+			}
+			pm.fields = append(pm.fields, fm)
+		}
+		mm.policies = append(mm.policies, pm)
 	}
 }
 

@@ -119,14 +119,10 @@ func lowerFirst(s string) string {
 
 // paramList renders a signature's parameters for the id: package names, no spaces, variadic
 // as ...T.
-func paramList(sig *types.Signature) string { return paramListFrom(sig, 0) }
-
-// paramListFrom is paramList without the first from parameters: owners, in R4C-REG-008 messages,
-// leave out the context ("shared by OrderClient#Place(string) and ...").
-func paramListFrom(sig *types.Signature, from int) string {
+func paramList(sig *types.Signature) string {
 	q := func(p *types.Package) string { return p.Name() }
 	var parts []string
-	for i := from; i < sig.Params().Len(); i++ {
+	for i := 0; i < sig.Params().Len(); i++ {
 		t := sig.Params().At(i).Type()
 		s := ""
 		if sig.Variadic() && i == sig.Params().Len()-1 {
@@ -275,18 +271,15 @@ func (r *renderer) typ(m *typeModel) {
 			continue
 		}
 		id := r.g.pkg.PkgPath + "." + m.name + "#" + mm.name + "(" + paramList(mm.sig) + ")"
-		skip := 0
-		if mm.hasCtx {
-			skip = 1
-		}
-		owner := m.name + "#" + mm.name + "(" + paramListFrom(mm.sig, skip) + ")"
-		args := []string{"reg", strconv.Quote(id), strconv.Quote(owner)}
-		for _, d := range append(append([]directive{}, m.typeDirs...), mm.dirs...) {
-			if d.d.Policy != "fallback" {
-				args = append(args, strconv.Quote(d.text))
+		r.p("if w.p%s, err = r4c.NewPipeline[%s](reg, %s,", mm.name, r.resultType(m, mm), strconv.Quote(id))
+		for _, pm := range mm.policies {
+			lit := r.literal(pm)
+			if pm.id != "" {
+				lit = "r4c.Shared(" + strconv.Quote(pm.id) + ", " + lit + ")"
 			}
+			r.p("%s,", lit)
 		}
-		r.p("if w.p%s, err = r4c.NewWrappedMethod[%s](%s); err != nil {", mm.name, r.resultType(m, mm), strings.Join(args, ", "))
+		r.p("); err != nil {")
 		r.p("return nil, err")
 		r.p("}")
 		if lid, ok := limitOnly(m, mm); ok {
@@ -380,6 +373,26 @@ func (r *renderer) method(m *typeModel, mm *methodModel) {
 	r.p("}")
 	r.p("return %s", strings.Join(res, ", "))
 	r.p("}\n")
+}
+
+// literal writes a policy's config literal: r4c.TimeoutConfig{Timeout: 2 * time.Second}.
+func (r *renderer) literal(pm policyModel) string {
+	var fields []string
+	for _, f := range pm.fields {
+		expr := f.expr
+		if expr == "" {
+			var errs []string
+			for _, e := range f.errors {
+				errs = append(errs, r.errExpr(e))
+			}
+			expr = "[]error{" + strings.Join(errs, ", ") + "}"
+		}
+		if strings.Contains(expr, "time.") {
+			r.im.name("time", "time")
+		}
+		fields = append(fields, f.name+": "+expr)
+	}
+	return pm.typ + "{" + strings.Join(fields, ", ") + "}"
 }
 
 func (r *renderer) errExpr(e string) string {

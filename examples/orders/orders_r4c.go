@@ -4,6 +4,8 @@ package orders
 
 import (
 	"context"
+	"net"
+	"time"
 
 	"github.com/resilience4cata/r4c"
 )
@@ -26,16 +28,23 @@ var _ OrderClient = (*OrderClientResilient)(nil)
 func NewOrderClientResilient(delegate OrderClient, reg *r4c.Registry) (*OrderClientResilient, error) {
 	w := &OrderClientResilient{d: delegate}
 	var err error
-	if w.pCancel, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#Cancel(context.Context,string)", "OrderClient#Cancel(string)", "//r4c:adaptivelimit name=orders-aimd algorithm=aimd initialLimit=10 dropOn=net.ErrClosed,r4c.ErrCallTimeout"); err != nil {
+	if w.pCancel, err = r4c.NewPipeline[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#Cancel(context.Context,string)",
+		r4c.Shared("orders-aimd", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD, InitialLimit: 10, DropOn: []error{net.ErrClosed, r4c.ErrCallTimeout}}),
+	); err != nil {
 		return nil, err
 	}
 	if w.hCancel, err = reg.AdaptiveLimit("orders-aimd"); err != nil {
 		return nil, err
 	}
-	if w.pPlace, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#Place(context.Context,string)", "OrderClient#Place(string)", "//r4c:adaptivelimit name=orders initialLimit=10 maxLimit=100 window=500ms", "//r4c:timeout 2s"); err != nil {
+	if w.pPlace, err = r4c.NewPipeline[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#Place(context.Context,string)",
+		r4c.Shared("orders", r4c.AdaptiveLimitConfig{InitialLimit: 10, MaxLimit: 100, Window: 500 * time.Millisecond}),
+		r4c.TimeoutConfig{Timeout: 2 * time.Second},
+	); err != nil {
 		return nil, err
 	}
-	if w.pPlaceAsync, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#PlaceAsync(context.Context,string)", "OrderClient#PlaceAsync(string)", "//r4c:adaptivelimit name=orders-async initialLimit=2"); err != nil {
+	if w.pPlaceAsync, err = r4c.NewPipeline[string](reg, "github.com/resilience4cata/r4c/examples/orders.OrderClient#PlaceAsync(context.Context,string)",
+		r4c.Shared("orders-async", r4c.AdaptiveLimitConfig{InitialLimit: 2}),
+	); err != nil {
 		return nil, err
 	}
 	return w, nil

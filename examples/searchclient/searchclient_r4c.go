@@ -24,7 +24,9 @@ var _ SearchClient = (*SearchClientResilient)(nil)
 func NewSearchClientResilient(delegate SearchClient, reg *r4c.Registry) (*SearchClientResilient, error) {
 	w := &SearchClientResilient{d: delegate}
 	var err error
-	if w.pSearch, err = r4c.NewWrappedMethod[string](reg, "github.com/resilience4cata/r4c/examples/searchclient.SearchClient#Search(context.Context,string)", "SearchClient#Search(string)", "//r4c:adaptivelimit"); err != nil {
+	if w.pSearch, err = r4c.NewPipeline[string](reg, "github.com/resilience4cata/r4c/examples/searchclient.SearchClient#Search(context.Context,string)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
 	if w.hSearch, err = reg.AdaptiveLimit("github.com/resilience4cata/r4c/examples/searchclient.SearchClient#Search(context.Context,string)"); err != nil {

@@ -42,3 +42,26 @@ type Positioned interface {
 // limits (or alpha and beta) out of order among the attributes given or a window out of range.
 // Package r4c sets it when it is initialised.
 var Parse func(text string) (Directive, error)
+
+// Config is a policy's directives written as a Go composite literal of its config type, for
+// the generator: r4c.AdaptiveLimitConfig{MaxLimit: 100, Window: 500 * time.Millisecond}.
+type Config struct {
+	Type   string  // the config type: "r4c.AdaptiveLimitConfig"
+	Fields []Field // in the order of the config's settings
+}
+
+// Field is one field of a Config.
+type Field struct {
+	Name string // the config's field: "MaxLimit"
+	// Expr is the field's Go expression ("100", "500 * time.Millisecond", "r4c.AIMD",
+	// "r4c.NoWait"); "" for an error list, whose names are in Errors.
+	Expr string
+	// Errors are the names of an error list as written ("net.ErrClosed"), for the generator to
+	// resolve against the file's imports.
+	Errors []string
+}
+
+// GoConfig writes the attributes of one policy's directives (merged in order: a later one wins)
+// as its config literal. The attributes must have passed Parse. Package r4c sets it when it is
+// initialised.
+var GoConfig func(policy string, attrs []Attr) (Config, error)

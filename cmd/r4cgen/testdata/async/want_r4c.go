@@ -4,6 +4,7 @@ package async
 
 import (
 	"context"
+	"time"
 
 	"github.com/resilience4cata/r4c"
 )
@@ -24,10 +25,15 @@ var _ Orders = (*OrdersResilient)(nil)
 func NewOrdersResilient(delegate Orders, reg *r4c.Registry) (*OrdersResilient, error) {
 	w := &OrdersResilient{d: delegate}
 	var err error
-	if w.pLater, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/async.Orders#Later(string)", "Orders#Later(string)", "//r4c:adaptivelimit", "//r4c:timeout 2s"); err != nil {
+	if w.pLater, err = r4c.NewPipeline[int](reg, "example.com/golden/async.Orders#Later(string)",
+		r4c.AdaptiveLimitConfig{},
+		r4c.TimeoutConfig{Timeout: 2 * time.Second},
+	); err != nil {
 		return nil, err
 	}
-	if w.pPlaceAsync, err = r4c.NewWrappedMethod[string](reg, "example.com/golden/async.Orders#PlaceAsync(context.Context,string)", "Orders#PlaceAsync(string)", "//r4c:adaptivelimit name=orders-async initialLimit=2"); err != nil {
+	if w.pPlaceAsync, err = r4c.NewPipeline[string](reg, "example.com/golden/async.Orders#PlaceAsync(context.Context,string)",
+		r4c.Shared("orders-async", r4c.AdaptiveLimitConfig{InitialLimit: 2}),
+	); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -23,10 +23,14 @@ type ClientResilient struct {
 func NewClientResilient(delegate *Client, reg *r4c.Registry) (*ClientResilient, error) {
 	w := &ClientResilient{d: delegate}
 	var err error
-	if w.pGet, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/concretepointer.Client#Get(context.Context)", "Client#Get()", "//r4c:bulkhead maxConcurrent=2"); err != nil {
+	if w.pGet, err = r4c.NewPipeline[int](reg, "example.com/golden/concretepointer.Client#Get(context.Context)",
+		r4c.BulkheadConfig{MaxConcurrent: 2},
+	); err != nil {
 		return nil, err
 	}
-	if w.pInc, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/concretepointer.Client#Inc(context.Context)", "Client#Inc()", "//r4c:adaptivelimit"); err != nil {
+	if w.pInc, err = r4c.NewPipeline[int](reg, "example.com/golden/concretepointer.Client#Inc(context.Context)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
 	if w.hInc, err = reg.AdaptiveLimit("example.com/golden/concretepointer.Client#Inc(context.Context)"); err != nil {

@@ -22,7 +22,9 @@ type ClientResilient struct {
 func NewClientResilient(delegate Client, reg *r4c.Registry) (*ClientResilient, error) {
 	w := &ClientResilient{d: delegate}
 	var err error
-	if w.pGet, err = r4c.NewWrappedMethod[string](reg, "example.com/golden/concretevalue.Client#Get(context.Context,string)", "Client#Get(string)", "//r4c:adaptivelimit maxLimit=30"); err != nil {
+	if w.pGet, err = r4c.NewPipeline[string](reg, "example.com/golden/concretevalue.Client#Get(context.Context,string)",
+		r4c.AdaptiveLimitConfig{MaxLimit: 30},
+	); err != nil {
 		return nil, err
 	}
 	if w.hGet, err = reg.AdaptiveLimit("example.com/golden/concretevalue.Client#Get(context.Context,string)"); err != nil {

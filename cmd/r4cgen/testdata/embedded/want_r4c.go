@@ -4,6 +4,7 @@ package embedded
 
 import (
 	"context"
+	"time"
 
 	"github.com/resilience4cata/r4c"
 )
@@ -25,10 +26,14 @@ var _ ReadStore = (*ReadStoreResilient)(nil)
 func NewReadStoreResilient(delegate ReadStore, reg *r4c.Registry) (*ReadStoreResilient, error) {
 	w := &ReadStoreResilient{d: delegate}
 	var err error
-	if w.pList, err = r4c.NewWrappedMethod[[]string](reg, "example.com/golden/embedded.ReadStore#List(context.Context,string)", "ReadStore#List(string)", "//r4c:timeout 500ms"); err != nil {
+	if w.pList, err = r4c.NewPipeline[[]string](reg, "example.com/golden/embedded.ReadStore#List(context.Context,string)",
+		r4c.TimeoutConfig{Timeout: 500 * time.Millisecond},
+	); err != nil {
 		return nil, err
 	}
-	if w.pRead, err = r4c.NewWrappedMethod[[]byte](reg, "example.com/golden/embedded.ReadStore#Read(context.Context,string)", "ReadStore#Read(string)", "//r4c:adaptivelimit name=reads"); err != nil {
+	if w.pRead, err = r4c.NewPipeline[[]byte](reg, "example.com/golden/embedded.ReadStore#Read(context.Context,string)",
+		r4c.Shared("reads", r4c.AdaptiveLimitConfig{}),
+	); err != nil {
 		return nil, err
 	}
 	if w.hRead, err = reg.AdaptiveLimit("reads"); err != nil {

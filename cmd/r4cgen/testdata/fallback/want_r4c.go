@@ -25,10 +25,14 @@ var _ Prices = (*PricesResilient)(nil)
 func NewPricesResilient(delegate Prices, reg *r4c.Registry) (*PricesResilient, error) {
 	w := &PricesResilient{d: delegate}
 	var err error
-	if w.pPrice, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/fallback.Prices#Price(context.Context,string)", "Prices#Price(string)", "//r4c:adaptivelimit"); err != nil {
+	if w.pPrice, err = r4c.NewPipeline[int](reg, "example.com/golden/fallback.Prices#Price(context.Context,string)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
-	if w.pQuote, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/fallback.Prices#Quote(context.Context,...string)", "Prices#Quote(...string)", "//r4c:adaptivelimit"); err != nil {
+	if w.pQuote, err = r4c.NewPipeline[int](reg, "example.com/golden/fallback.Prices#Quote(context.Context,...string)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
 	return w, nil

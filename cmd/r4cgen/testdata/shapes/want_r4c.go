@@ -39,31 +39,41 @@ var _ Store = (*StoreResilient)(nil)
 func NewStoreResilient(delegate Store, reg *r4c.Registry) (*StoreResilient, error) {
 	w := &StoreResilient{d: delegate}
 	var err error
-	if w.pGeneric, err = r4c.NewWrappedMethod[Box[string]](reg, "example.com/golden/shapes.Store#Generic(context.Context,shapes.Box[int],func(int)error,io.Reader)", "Store#Generic(shapes.Box[int],func(int)error,io.Reader)", "//r4c:adaptivelimit"); err != nil {
+	if w.pGeneric, err = r4c.NewPipeline[Box[string]](reg, "example.com/golden/shapes.Store#Generic(context.Context,shapes.Box[int],func(int)error,io.Reader)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
 	if w.hGeneric, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#Generic(context.Context,shapes.Box[int],func(int)error,io.Reader)"); err != nil {
 		return nil, err
 	}
-	if w.pGetMany, err = r4c.NewWrappedMethod[map[string][]byte](reg, "example.com/golden/shapes.Store#GetMany(context.Context,...string)", "Store#GetMany(...string)", "//r4c:adaptivelimit"); err != nil {
+	if w.pGetMany, err = r4c.NewPipeline[map[string][]byte](reg, "example.com/golden/shapes.Store#GetMany(context.Context,...string)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
 	if w.hGetMany, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#GetMany(context.Context,...string)"); err != nil {
 		return nil, err
 	}
-	if w.pPing, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/shapes.Store#Ping()", "Store#Ping()", "//r4c:adaptivelimit initialLimit=5"); err != nil {
+	if w.pPing, err = r4c.NewPipeline[struct{}](reg, "example.com/golden/shapes.Store#Ping()",
+		r4c.AdaptiveLimitConfig{InitialLimit: 5},
+	); err != nil {
 		return nil, err
 	}
 	if w.hPing, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#Ping()"); err != nil {
 		return nil, err
 	}
-	if w.pPut, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/shapes.Store#Put(context.Context,string,[]byte)", "Store#Put(string,[]byte)", "//r4c:adaptivelimit"); err != nil {
+	if w.pPut, err = r4c.NewPipeline[struct{}](reg, "example.com/golden/shapes.Store#Put(context.Context,string,[]byte)",
+		r4c.AdaptiveLimitConfig{},
+	); err != nil {
 		return nil, err
 	}
 	if w.hPut, err = reg.AdaptiveLimit("example.com/golden/shapes.Store#Put(context.Context,string,[]byte)"); err != nil {
 		return nil, err
 	}
-	if w.pStat, err = r4c.NewWrappedMethod[storeStatResult](reg, "example.com/golden/shapes.Store#Stat(context.Context,string)", "Store#Stat(string)", "//r4c:retry maxAttempts=2 wait=10ms"); err != nil {
+	if w.pStat, err = r4c.NewPipeline[storeStatResult](reg, "example.com/golden/shapes.Store#Stat(context.Context,string)",
+		r4c.RetryConfig{MaxAttempts: 2, Wait: 10 * time.Millisecond},
+	); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -4,6 +4,7 @@ package typelevel
 
 import (
 	"context"
+	"time"
 
 	"github.com/resilience4cata/r4c"
 )
@@ -26,16 +27,29 @@ var _ Inventory = (*InventoryResilient)(nil)
 func NewInventoryResilient(delegate Inventory, reg *r4c.Registry) (*InventoryResilient, error) {
 	w := &InventoryResilient{d: delegate}
 	var err error
-	if w.pCount, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/typelevel.Inventory#Count(context.Context)", "Inventory#Count()", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:bulkhead 5"); err != nil {
+	if w.pCount, err = r4c.NewPipeline[int](reg, "example.com/golden/typelevel.Inventory#Count(context.Context)",
+		r4c.AdaptiveLimitConfig{MaxLimit: 50, Window: 250 * time.Millisecond},
+		r4c.TimeoutConfig{Timeout: time.Second},
+		r4c.BulkheadConfig{MaxConcurrent: 5},
+	); err != nil {
 		return nil, err
 	}
-	if w.pLookup, err = r4c.NewWrappedMethod[int](reg, "example.com/golden/typelevel.Inventory#Lookup(context.Context,string)", "Inventory#Lookup(string)", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s"); err != nil {
+	if w.pLookup, err = r4c.NewPipeline[int](reg, "example.com/golden/typelevel.Inventory#Lookup(context.Context,string)",
+		r4c.AdaptiveLimitConfig{MaxLimit: 50, Window: 250 * time.Millisecond},
+		r4c.TimeoutConfig{Timeout: time.Second},
+	); err != nil {
 		return nil, err
 	}
-	if w.pRelease, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/typelevel.Inventory#Release(context.Context,string,int)", "Inventory#Release(string,int)", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:adaptivelimit name=inventory-shared config=backend"); err != nil {
+	if w.pRelease, err = r4c.NewPipeline[struct{}](reg, "example.com/golden/typelevel.Inventory#Release(context.Context,string,int)",
+		r4c.Shared("inventory-shared", r4c.AdaptiveLimitConfig{MaxLimit: 50, Window: 250 * time.Millisecond, Config: "backend"}),
+		r4c.TimeoutConfig{Timeout: time.Second},
+	); err != nil {
 		return nil, err
 	}
-	if w.pReserve, err = r4c.NewWrappedMethod[struct{}](reg, "example.com/golden/typelevel.Inventory#Reserve(context.Context,string,int)", "Inventory#Reserve(string,int)", "//r4c:adaptivelimit maxLimit=50 window=250ms", "//r4c:timeout 1s", "//r4c:adaptivelimit maxLimit=10"); err != nil {
+	if w.pReserve, err = r4c.NewPipeline[struct{}](reg, "example.com/golden/typelevel.Inventory#Reserve(context.Context,string,int)",
+		r4c.AdaptiveLimitConfig{MaxLimit: 10, Window: 250 * time.Millisecond},
+		r4c.TimeoutConfig{Timeout: time.Second},
+	); err != nil {
 		return nil, err
 	}
 	return w, nil
