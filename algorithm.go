@@ -38,6 +38,8 @@ type AdaptiveAlgorithm interface {
 	Update(WindowSummary) int
 	// Limit returns the current limit.
 	Limit() int
+	// Estimate returns the unrounded estimate behind the limit (the limit itself for AIMD).
+	Estimate() float64
 }
 
 // NewAdaptiveAlgorithm returns the algorithm that cfg selects, resolved over the built-in
@@ -79,7 +81,7 @@ func (c AdaptiveLimitConfig) newAlgorithm() AdaptiveAlgorithm {
 }
 
 func newGradient2(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	return &Gradient2Algorithm{
+	return &gradient2Algorithm{
 		est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit),
 		smoothing: c.Smoothing, tolerance: c.RTTTolerance, queue: float64(c.queueSize()),
 		longFactor: 2.0 / float64(c.LongWindow+1),
@@ -90,7 +92,7 @@ func newAIMD(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 	return &aimd{limit: c.InitialLimit, min: c.MinLimit, max: c.MaxLimit, backoff: c.BackoffRatio}
 }
 
-// Gradient2Algorithm is Netflix's Gradient2Limit (concurrency-limits 0.5.4), bit for bit: the
+// gradient2Algorithm is Netflix's Gradient2Limit (concurrency-limits 0.5.4), bit for bit: the
 // conformance traces in testdata/conformance, produced by the Java library, replay exactly.
 //
 // It compares each window's latency with a long-term exponential average and grows the limit
@@ -101,7 +103,7 @@ func newAIMD(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 // Update does when the gradient is at its floor of 0.5, and stays out of the long-term average,
 // so that the latency of timed-out calls never becomes normal. Update, as called on its own
 // (NewAdaptiveAlgorithm), has no guard.
-type Gradient2Algorithm struct {
+type gradient2Algorithm struct {
 	est                  float64 // the estimate; the limit is its truncation
 	min, max             float64
 	smoothing, tolerance float64
@@ -120,7 +122,7 @@ const longWarmup = 10
 // compiler cannot fuse it with the following addition (FMA on arm64, ppc64le, s390x and amd64
 // v3): Java never fuses, and the traces depend on each product being rounded on its own.
 // The order of operations follows the Java source to the last bit; see testdata/conformance.
-func (g *Gradient2Algorithm) Update(w WindowSummary) int {
+func (g *gradient2Algorithm) Update(w WindowSummary) int {
 	short := float64(w.AvgLatency)
 	long := g.addLong(short)
 	if long/short > 2 {
@@ -136,7 +138,7 @@ const gradientFloor = 0.5
 
 // step moves the estimate by gradient, unless fewer than half of the slots were in use: the
 // tail of Update, shared with overloaded so that both round exactly alike.
-func (g *Gradient2Algorithm) step(maxInFlight int, gradient float64) int {
+func (g *gradient2Algorithm) step(maxInFlight int, gradient float64) int {
 	if float64(maxInFlight) < g.est/2 {
 		// App-limited: latency says nothing about the limit when most slots are idle.
 		return toLimit(g.est)
@@ -154,11 +156,11 @@ func (g *Gradient2Algorithm) step(maxInFlight int, gradient float64) int {
 // long-term average. The window's latency is left out of it, so that the latency of calls
 // cut short by a timeout never becomes "normal"; the faster decay after an overload, which
 // compares the window's latency with that average, is left out with it.
-func (g *Gradient2Algorithm) overloaded(w WindowSummary) int {
+func (g *gradient2Algorithm) overloaded(w WindowSummary) int {
 	return g.step(w.MaxInFlight, gradientFloor)
 }
 
-func (g *Gradient2Algorithm) addLong(x float64) float64 {
+func (g *gradient2Algorithm) addLong(x float64) float64 {
 	if g.longCount < longWarmup {
 		g.longCount++
 		g.longSum += x
@@ -170,13 +172,13 @@ func (g *Gradient2Algorithm) addLong(x float64) float64 {
 }
 
 // Limit returns the current limit, the truncation of Estimate.
-func (g *Gradient2Algorithm) Limit() int { return toLimit(g.est) }
+func (g *gradient2Algorithm) Limit() int { return toLimit(g.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
-func (g *Gradient2Algorithm) Estimate() float64 { return g.est }
+func (g *gradient2Algorithm) Estimate() float64 { return g.est }
 
 // LongLatency returns the long-term average latency in nanoseconds, as a float64.
-func (g *Gradient2Algorithm) LongLatency() float64 { return g.long }
+func (g *gradient2Algorithm) LongLatency() float64 { return g.long }
 
 // aimd is Netflix's AIMDLimit (0.5.4) without its latency threshold (docs/adaptive-limit.md).
 type aimd struct {
@@ -197,7 +199,10 @@ func (a *aimd) Update(w WindowSummary) int {
 
 func (a *aimd) Limit() int { return a.limit }
 
-// VegasAlgorithm is Netflix's VegasLimit (concurrency-limits 0.5.4), bit for bit: the
+// Estimate returns the limit: AIMD keeps no finer estimate.
+func (a *aimd) Estimate() float64 { return float64(a.limit) }
+
+// vegasAlgorithm is Netflix's VegasLimit (concurrency-limits 0.5.4), bit for bit: the
 // conformance traces in testdata/conformance, produced by the Java library, replay exactly. The
 // one difference is the probe jitter, which Netflix draws at random and ours derives from state
 // (below).
@@ -237,7 +242,7 @@ func (a *aimd) Limit() int { return a.limit }
 //
 // so two instances with the same InitialLimit fed the same windows probe at the same windows.
 // Netflix draws each jitter from an unseeded random source in [0.5, 1) instead.
-type VegasAlgorithm struct {
+type vegasAlgorithm struct {
 	est         float64 // the estimate; the limit is its truncation
 	min, max    float64
 	smoothing   float64
@@ -252,7 +257,7 @@ type VegasAlgorithm struct {
 }
 
 func newVegas(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	v := &VegasAlgorithm{
+	v := &vegasAlgorithm{
 		est: float64(c.InitialLimit), min: float64(max(1, c.MinLimit)), max: float64(c.MaxLimit),
 		smoothing: c.Smoothing, alpha: c.Alpha, beta: c.Beta, multiplier: float64(c.ProbeMultiplier),
 		seed: uint64(c.InitialLimit),
@@ -261,7 +266,7 @@ func newVegas(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 	return v
 }
 
-// vegasJitter returns the k-th probe jitter of seed, in [0.5, 1) (see VegasAlgorithm).
+// vegasJitter returns the k-th probe jitter of seed, in [0.5, 1) (see vegasAlgorithm).
 func vegasJitter(seed, k uint64) float64 {
 	z := seed + (k+1)*0x9E3779B97F4A7C15
 	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
@@ -275,7 +280,7 @@ func vegasJitter(seed, k uint64) float64 {
 // order of the tests, the 32-bit product inflight*2, the truncations of Java's (int) casts and
 // the integer log10 all matter. The products of the smoothing step are wrapped in float64(...)
 // so that the compiler cannot fuse them into a multiply-add, which Java never does.
-func (v *VegasAlgorithm) Update(w WindowSummary) int {
+func (v *vegasAlgorithm) Update(w WindowSummary) int {
 	rtt := max(int64(w.AvgLatency), 1)
 	est := v.est
 	v.probeCount++
@@ -353,14 +358,14 @@ func javaInt(x float64) int {
 }
 
 // Limit returns the current limit, the truncation of Estimate.
-func (v *VegasAlgorithm) Limit() int { return javaInt(v.est) }
+func (v *vegasAlgorithm) Limit() int { return javaInt(v.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
-func (v *VegasAlgorithm) Estimate() float64 { return v.est }
+func (v *vegasAlgorithm) Estimate() float64 { return v.est }
 
 // NoLoadLatency returns the no-load latency: the lowest window latency since the last probe,
 // the probe window's own included (0 before the first window).
-func (v *VegasAlgorithm) NoLoadLatency() time.Duration { return time.Duration(v.noLoad) }
+func (v *vegasAlgorithm) NoLoadLatency() time.Duration { return time.Duration(v.noLoad) }
 
 // toLimit converts an estimate to a limit: its truncation, and math.MaxInt for an estimate
 // beyond it (a MaxLimit of math.MaxInt is 2^63 as a float64, which int() would wrap to

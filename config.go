@@ -34,7 +34,8 @@ const (
 	// no-load latency), grows the limit while the queue is short and lowers it when it is long.
 	Vegas
 	// Knee seeks the knee of the dependency: the smallest concurrency at which it delivers its
-	// full throughput, measured from how latency responds to concurrency (KneeAlgorithm).
+	// full throughput, measured from how latency responds to concurrency (docs/adaptive-limit.md,
+	// "Knee").
 	Knee
 )
 

@@ -139,7 +139,7 @@ func ExampleNewAdaptiveAlgorithm() {
 
 	g2, _ := r4c.NewAdaptiveAlgorithm(r4c.AdaptiveLimitConfig{})
 	g2.Update(r4c.WindowSummary{AvgLatency: 10 * time.Millisecond, MaxInFlight: 20})
-	fmt.Println(g2.Limit(), g2.(*r4c.Gradient2Algorithm).Estimate())
+	fmt.Println(g2.Limit(), g2.Estimate())
 	// Output:
 	// 11
 	// 8
@@ -148,16 +148,17 @@ func ExampleNewAdaptiveAlgorithm() {
 
 // Vegas on its own: the first window gives the no-load latency; a window at that latency has no
 // queue and the limit grows by beta (6 x log10(20) = 6); a window twice as slow has a queue of
-// ceil(26 x (1 - 10/20)) = 13, above beta, and the limit falls by log10(26) = 1.
-func ExampleVegasAlgorithm() {
-	alg, err := r4c.NewAdaptiveAlgorithm(r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, InitialLimit: 20, MaxLimit: 200})
+// ceil(26 x (1 - 10/20)) = 13, above beta, and the limit falls by log10(26) = 1. Vegas and Knee
+// also report the no-load latency they measured.
+func ExampleNewAdaptiveAlgorithm_vegas() {
+	vegas, err := r4c.NewAdaptiveAlgorithm(r4c.AdaptiveLimitConfig{Algorithm: r4c.Vegas, InitialLimit: 20, MaxLimit: 200})
 	if err != nil {
 		panic(err)
 	}
-	vegas := alg.(*r4c.VegasAlgorithm)
+	noLoad := vegas.(interface{ NoLoadLatency() time.Duration })
 	for _, latency := range []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond} {
 		limit := vegas.Update(r4c.WindowSummary{AvgLatency: latency, MaxInFlight: vegas.Limit()})
-		fmt.Println(limit, vegas.NoLoadLatency())
+		fmt.Println(limit, noLoad.NoLoadLatency())
 	}
 	// Output:
 	// 20 10ms

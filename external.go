@@ -373,10 +373,10 @@ func fileError(path string, err error) error {
 	return &ConfigError{Code: CodeInvalidValue, Value: path, Msg: fmt.Sprintf("cannot read configuration file %s: %v", path, errors.Unwrap(err))}
 }
 
-// EnvPrefix starts the names of the environment variables WithEnvironment reads.
-const EnvPrefix = "R4C_"
+// envPrefix starts the names of the environment variables WithEnvironment reads: R4C_.
+const envPrefix = "R4C_"
 
-// WithEnvironment applies the environment variables named EnvPrefix + a flat key with '_' for
+// WithEnvironment applies the environment variables named R4C_ + a flat key with '_' for
 // '.', the kind, policy and setting in any case, the name in the middle verbatim:
 //
 //	R4C_DEFAULTS_ADAPTIVELIMIT_MAXLIMIT=100         defaults.adaptiveLimit.maxLimit=100
@@ -391,10 +391,10 @@ func WithEnvironment() Option {
 		sort.Strings(env)
 		for _, kv := range env {
 			name, value, _ := strings.Cut(kv, "=")
-			if !strings.HasPrefix(name, EnvPrefix) {
+			if !strings.HasPrefix(name, envPrefix) {
 				continue
 			}
-			b.applyProperty(envKey(strings.TrimPrefix(name, EnvPrefix)), value, "environment variable "+name)
+			b.applyProperty(envKey(strings.TrimPrefix(name, envPrefix)), value, "environment variable "+name)
 		}
 	}
 }
@@ -461,7 +461,7 @@ func EnvName(key string) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(EnvPrefix + strings.ToUpper(fk.kind))
+	b.WriteString(envPrefix + strings.ToUpper(fk.kind))
 	if fk.name != "" {
 		b.WriteString("_")
 		for i := 0; i < len(fk.name); i++ {

@@ -64,7 +64,7 @@ func nestedJSON(t *testing.T, key, value string) []byte {
 
 func envName(key string) string {
 	fk, _, _ := parseFlatKey(key)
-	name := EnvPrefix + strings.ToUpper(fk.kind) + "_"
+	name := envPrefix + strings.ToUpper(fk.kind) + "_"
 	if fk.name != "" {
 		name += fk.name + "_"
 	}
