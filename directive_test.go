@@ -100,23 +100,29 @@ func TestDirectivesBecomeConfigLiterals(t *testing.T) {
 }
 
 // Shared gives one policy of a pipeline an instance id of its own: pipelines of other ids share
-// it, and must then agree; the message names both pipelines.
+// it, and must then agree. The message names both: a generated method as a reader knows it
+// (OrderClient#Place(string)), any other pipeline by its id.
 func TestSharedGivesAPolicyItsOwnInstance(t *testing.T) {
 	reg, _ := newRegistry(t)
-	if _, err := r4c.NewPipeline[string](reg, "T#A()", r4c.Shared("shared", r4c.AdaptiveLimitConfig{MaxLimit: 100}), r4c.TimeoutConfig{}); err != nil {
+	const place, cancel = "example.com/shop.OrderClient#Place(context.Context,string)", "example.com/shop.OrderClient#Cancel(context.Context,string)"
+	if _, err := r4c.NewPipeline[string](reg, place, r4c.Shared("orders", r4c.AdaptiveLimitConfig{MaxLimit: 100}), r4c.TimeoutConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := reg.AdaptiveLimit("shared"); err != nil || h.Config().MaxLimit != 100 {
-		t.Fatalf("the limit shared as %q: %v", "shared", err)
+	if h, err := reg.AdaptiveLimit("orders"); err != nil || h.Config().MaxLimit != 100 {
+		t.Fatalf("the limit shared as %q: %v", "orders", err)
 	}
-	if _, err := reg.Timeout("T#A()"); err != nil {
+	if _, err := reg.Timeout(place); err != nil {
 		t.Fatalf("the timeout keeps the pipeline's id: %v", err)
 	}
-	if _, err := r4c.NewPipeline[string](reg, "T#C()", r4c.Shared("shared", r4c.AdaptiveLimitConfig{MaxLimit: 100})); err != nil {
+	if _, err := r4c.NewPipeline[string](reg, "search", r4c.Shared("orders", r4c.AdaptiveLimitConfig{MaxLimit: 100})); err != nil {
 		t.Fatalf("a second pipeline sharing it: %v", err)
 	}
-	_, err := r4c.NewPipeline[string](reg, "T#B()", r4c.Shared("shared", r4c.AdaptiveLimitConfig{MaxLimit: 50}))
-	if r4c.ErrorCode(err) != r4c.CodeConflict || !strings.Contains(err.Error(), `is shared by pipeline "T#A()" and pipeline "T#B()" with different adaptiveLimit settings: maxLimit 100 vs 50`) {
+	_, err := r4c.NewPipeline[string](reg, cancel, r4c.Shared("orders", r4c.AdaptiveLimitConfig{MaxLimit: 50}))
+	if r4c.ErrorCode(err) != r4c.CodeConflict || err.Error() != `R4C-REG-008: instance "orders" is shared by OrderClient#Place(string) and OrderClient#Cancel(string) with different adaptiveLimit settings: maxLimit 100 vs 50` {
+		t.Fatalf("%v", err)
+	}
+	_, err = r4c.NewPipeline[string](reg, "other", r4c.Shared("orders", r4c.AdaptiveLimitConfig{MaxLimit: 50}))
+	if !strings.Contains(err.Error(), `is shared by OrderClient#Place(string) and pipeline "other"`) {
 		t.Fatalf("%v", err)
 	}
 	if _, err := r4c.NewRegistry(r4c.WithDefaults(r4c.Shared("x", r4c.BulkheadConfig{}))); r4c.ErrorCode(err) != r4c.CodeInvalidSetting {

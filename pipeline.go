@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Pipeline runs functions returning T through a fixed set of policies, all with the instance id
@@ -48,8 +49,22 @@ func invoke[T any](ctx context.Context, fn func(context.Context) (T, error)) (T,
 	return fn(ctx)
 }
 
-// pipelineOwner labels the instances a pipeline creates, in R4C-REG-008 messages.
-func pipelineOwner(id string) string { return "pipeline " + quote(id) }
+// pipelineOwner labels the instances a pipeline creates, in R4C-REG-008 messages: a generated
+// method's id, "<package path>.<Type>#<Method>(<parameter types>)", as a reader knows the method
+// ("OrderClient#Place(string)": no package, no context); any other id as pipeline "<id>".
+func pipelineOwner(id string) string {
+	typ, rest, ok := strings.Cut(id, "#")
+	open := strings.IndexByte(rest, '(')
+	if !ok || open <= 0 || !strings.HasSuffix(rest, ")") {
+		return "pipeline " + quote(id)
+	}
+	if dot := strings.LastIndexByte(typ, '.'); dot >= 0 {
+		typ = typ[dot+1:]
+	}
+	params := strings.TrimSuffix(rest[open+1:], ")")
+	params = strings.TrimPrefix(strings.TrimPrefix(params, "context.Context"), ",")
+	return typ + "#" + rest[:open] + "(" + params + ")"
+}
 
 // NewPipeline builds a pipeline whose policies have instance id id, creating the instances in
 // reg or sharing them with earlier pipelines and wrappers of the same id. Each policy's
