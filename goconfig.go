@@ -74,13 +74,8 @@ func goExpr(v reflect.Value) (string, error) {
 		}
 		return durationExpr(x), nil
 	case LimitAlgorithm:
-		for _, a := range []struct {
-			alg  LimitAlgorithm
-			name string
-		}{{Gradient2, "Gradient2"}, {AIMD, "AIMD"}, {Vegas, "Vegas"}, {Knee, "Knee"}} {
-			if a.alg == x {
-				return "r4c." + a.name, nil
-			}
+		if x.valid() {
+			return "r4c." + algorithms[x].goName, nil
 		}
 	case Toggle:
 		if x == Off {
