@@ -53,7 +53,7 @@ type AdaptiveLimitHandle struct {
 	alg AdaptiveAlgorithm
 	// guard is alg when it is Gradient2 with DropGuard on, else nil: windows with a significant
 	// share of drops go to guard.overloaded instead of Update (see dropGuarded).
-	guard         *Gradient2Algorithm
+	guard         *gradient2Limit
 	guarded       int64 // windows that went to guard.overloaded
 	spillSum      int64 // samples moved out of the packed word, still in the current window
 	spillCount    int64
@@ -101,7 +101,7 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		reg:         reg,
 		alg:         cfg.newAlgorithm(),
 	}
-	if g, ok := l.alg.(*Gradient2Algorithm); ok && cfg.DropGuard != Off {
+	if g, ok := l.alg.(*gradient2Limit); ok && cfg.DropGuard != Off {
 		l.guard = g
 	}
 	if cfg.MaxLimit <= maxPackedLimit {
@@ -313,9 +313,6 @@ func (l *AdaptiveLimitHandle) settle(ctx context.Context, start int64, err error
 	l.release(start, l.classify(ctx, err))
 }
 func (l *AdaptiveLimitHandle) abandon(start int64) { l.release(start, outcomeFree) }
-
-// ID returns the instance id.
-func (l *AdaptiveLimitHandle) ID() string { return l.id }
 
 // Limit returns how many calls may run at once now.
 func (l *AdaptiveLimitHandle) Limit() int { return int(l.limit.Load()) }

@@ -48,7 +48,7 @@ type AdaptiveAlgorithm interface {
 // there is no registry to name configurations.
 func NewAdaptiveAlgorithm(cfg AdaptiveLimitConfig) (AdaptiveAlgorithm, error) {
 	if cfg.Config != "" {
-		return nil, &ConfigError{Code: CodeUnknownConfig, Policy: policyAdaptiveLimit, Key: "config", Value: cfg.Config,
+		return nil, &ConfigError{Code: codeUnknownConfig, Policy: policyAdaptiveLimit, Key: "config", Value: cfg.Config,
 			Msg: "adaptiveLimit config " + quote(cfg.Config) + " is unknown: NewAdaptiveAlgorithm has no registry of named configurations"}
 	}
 	r := adaptiveLimitSpec.resolved(adaptiveLimitSpec.merge(adaptiveLimitSpec.defaults, cfg))
@@ -82,7 +82,7 @@ func (c AdaptiveLimitConfig) newAlgorithm() AdaptiveAlgorithm {
 }
 
 func newGradient2(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	return &Gradient2Algorithm{
+	return &gradient2Limit{
 		est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit),
 		smoothing: c.Smoothing, tolerance: c.RTTTolerance, queue: float64(c.queueSize()),
 		longFactor: 2.0 / float64(c.LongWindow+1),
@@ -93,7 +93,7 @@ func newAIMD(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 	return &aimd{limit: c.InitialLimit, min: c.MinLimit, max: c.MaxLimit, backoff: c.BackoffRatio}
 }
 
-// Gradient2Algorithm is Netflix's Gradient2Limit (concurrency-limits 0.5.4), bit for bit: the
+// gradient2Limit is Netflix's Gradient2Limit (concurrency-limits 0.5.4), bit for bit: the
 // conformance traces in testdata/conformance, produced by the Java library, replay exactly.
 //
 // It compares each window's latency with a long-term exponential average and grows the limit
@@ -104,7 +104,7 @@ func newAIMD(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 // Update does when the gradient is at its floor of 0.5, and stays out of the long-term average,
 // so that the latency of timed-out calls never becomes normal. Update, as called on its own
 // (NewAdaptiveAlgorithm), has no guard.
-type Gradient2Algorithm struct {
+type gradient2Limit struct {
 	est                  float64 // the estimate; the limit is its truncation
 	min, max             float64
 	smoothing, tolerance float64
@@ -123,7 +123,7 @@ const longWarmup = 10
 // compiler cannot fuse it with the following addition (FMA on arm64, ppc64le, s390x and amd64
 // v3): Java never fuses, and the traces depend on each product being rounded on its own.
 // The order of operations follows the Java source to the last bit; see testdata/conformance.
-func (g *Gradient2Algorithm) Update(w WindowSummary) int {
+func (g *gradient2Limit) Update(w WindowSummary) int {
 	short := float64(w.AvgLatency)
 	long := g.addLong(short)
 	if long/short > 2 {
@@ -139,7 +139,7 @@ const gradientFloor = 0.5
 
 // step moves the estimate by gradient, unless fewer than half of the slots were in use: the
 // tail of Update, shared with overloaded so that both round exactly alike.
-func (g *Gradient2Algorithm) step(maxInFlight int, gradient float64) int {
+func (g *gradient2Limit) step(maxInFlight int, gradient float64) int {
 	if float64(maxInFlight) < g.est/2 {
 		// App-limited: latency says nothing about the limit when most slots are idle.
 		return toLimit(g.est)
@@ -157,11 +157,11 @@ func (g *Gradient2Algorithm) step(maxInFlight int, gradient float64) int {
 // long-term average. The window's latency is left out of it, so that the latency of calls
 // cut short by a timeout never becomes "normal"; the faster decay after an overload, which
 // compares the window's latency with that average, is left out with it.
-func (g *Gradient2Algorithm) overloaded(w WindowSummary) int {
+func (g *gradient2Limit) overloaded(w WindowSummary) int {
 	return g.step(w.MaxInFlight, gradientFloor)
 }
 
-func (g *Gradient2Algorithm) addLong(x float64) float64 {
+func (g *gradient2Limit) addLong(x float64) float64 {
 	if g.longCount < longWarmup {
 		g.longCount++
 		g.longSum += x
@@ -173,13 +173,13 @@ func (g *Gradient2Algorithm) addLong(x float64) float64 {
 }
 
 // Limit returns the current limit, the truncation of Estimate.
-func (g *Gradient2Algorithm) Limit() int { return toLimit(g.est) }
+func (g *gradient2Limit) Limit() int { return toLimit(g.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
-func (g *Gradient2Algorithm) Estimate() float64 { return g.est }
+func (g *gradient2Limit) Estimate() float64 { return g.est }
 
 // LongLatency returns the long-term average latency in nanoseconds, as a float64.
-func (g *Gradient2Algorithm) LongLatency() float64 { return g.long }
+func (g *gradient2Limit) LongLatency() float64 { return g.long }
 
 // aimd is Netflix's AIMDLimit (0.5.4) without its latency threshold (docs/adaptive-limit.md).
 type aimd struct {
@@ -203,7 +203,7 @@ func (a *aimd) Limit() int { return a.limit }
 // Estimate returns the limit: AIMD keeps no finer estimate.
 func (a *aimd) Estimate() float64 { return float64(a.limit) }
 
-// VegasAlgorithm is Netflix's VegasLimit (concurrency-limits 0.5.4), bit for bit: the
+// vegasLimit is Netflix's VegasLimit (concurrency-limits 0.5.4), bit for bit: the
 // conformance traces in testdata/conformance, produced by the Java library, replay exactly. The
 // one difference is the probe jitter, which Netflix draws at random and ours derives from state
 // (below).
@@ -243,7 +243,7 @@ func (a *aimd) Estimate() float64 { return float64(a.limit) }
 //
 // so two instances with the same InitialLimit fed the same windows probe at the same windows.
 // Netflix draws each jitter from an unseeded random source in [0.5, 1) instead.
-type VegasAlgorithm struct {
+type vegasLimit struct {
 	est         float64 // the estimate; the limit is its truncation
 	min, max    float64
 	smoothing   float64
@@ -258,7 +258,7 @@ type VegasAlgorithm struct {
 }
 
 func newVegas(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	v := &VegasAlgorithm{
+	v := &vegasLimit{
 		est: float64(c.InitialLimit), min: float64(max(1, c.MinLimit)), max: float64(c.MaxLimit),
 		smoothing: c.Smoothing, alpha: c.Alpha, beta: c.Beta, multiplier: float64(c.ProbeMultiplier),
 		seed: uint64(c.InitialLimit),
@@ -267,7 +267,7 @@ func newVegas(c AdaptiveLimitConfig) AdaptiveAlgorithm {
 	return v
 }
 
-// vegasJitter returns the k-th probe jitter of seed, in [0.5, 1) (see VegasAlgorithm).
+// vegasJitter returns the k-th probe jitter of seed, in [0.5, 1) (see vegasLimit).
 func vegasJitter(seed, k uint64) float64 {
 	z := seed + (k+1)*0x9E3779B97F4A7C15
 	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
@@ -281,7 +281,7 @@ func vegasJitter(seed, k uint64) float64 {
 // order of the tests, the 32-bit product inflight*2, the truncations of Java's (int) casts and
 // the integer log10 all matter. The products of the smoothing step are wrapped in float64(...)
 // so that the compiler cannot fuse them into a multiply-add, which Java never does.
-func (v *VegasAlgorithm) Update(w WindowSummary) int {
+func (v *vegasLimit) Update(w WindowSummary) int {
 	rtt := max(int64(w.AvgLatency), 1)
 	est := v.est
 	v.probeCount++
@@ -359,14 +359,14 @@ func javaInt(x float64) int {
 }
 
 // Limit returns the current limit, the truncation of Estimate.
-func (v *VegasAlgorithm) Limit() int { return javaInt(v.est) }
+func (v *vegasLimit) Limit() int { return javaInt(v.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
-func (v *VegasAlgorithm) Estimate() float64 { return v.est }
+func (v *vegasLimit) Estimate() float64 { return v.est }
 
 // NoLoadLatency returns the no-load latency: the lowest window latency since the last probe,
 // the probe window's own included (0 before the first window).
-func (v *VegasAlgorithm) NoLoadLatency() time.Duration { return time.Duration(v.noLoad) }
+func (v *vegasLimit) NoLoadLatency() time.Duration { return time.Duration(v.noLoad) }
 
 // toLimit converts an estimate to a limit: its truncation, and math.MaxInt for an estimate
 // beyond it (a MaxLimit of math.MaxInt is 2^63 as a float64, which int() would wrap to

@@ -97,7 +97,7 @@ func TestVegasJitterIsInRangeAndVaries(t *testing.T) {
 		t.Fatalf("largest jitter %v", j)
 	}
 	// No allocation.
-	v := newVegas(AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1, MaxLimit: 10, ProbeMultiplier: 1, Smoothing: 1}).(*VegasAlgorithm)
+	v := newVegas(AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1, MaxLimit: 10, ProbeMultiplier: 1, Smoothing: 1}).(*vegasLimit)
 	if a := testing.AllocsPerRun(100, func() { v.Update(WindowSummary{AvgLatency: 5, MaxInFlight: 1}) }); a != 0 {
 		t.Fatalf("Update allocates %v times", a)
 	}

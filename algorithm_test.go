@@ -69,14 +69,14 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("window %d: limit %d (Limit() %d), want %d", row.window, got, alg.Limit(), row.limit)
 				}
 				switch a := alg.(type) {
-				case *r4c.Gradient2Algorithm:
+				case gradient2Alg:
 					if math.Float64bits(a.Estimate()) != math.Float64bits(row.estimate) {
 						t.Fatalf("window %d: estimate %v, want %v", row.window, a.Estimate(), row.estimate)
 					}
 					if long := atof(t, row.last); math.Float64bits(a.LongLatency()) != math.Float64bits(long) {
 						t.Fatalf("window %d: long rtt %v, want %v", row.window, a.LongLatency(), long)
 					}
-				case *r4c.VegasAlgorithm:
+				case vegasAlg:
 					if math.Float64bits(a.Estimate()) != math.Float64bits(row.estimate) {
 						t.Fatalf("window %d: estimate %v, want %v", row.window, a.Estimate(), row.estimate)
 					}

@@ -28,8 +28,8 @@ const NoWait time.Duration = -1
 
 const policyBulkhead = "bulkhead"
 
-// PolicyName returns "bulkhead".
-func (BulkheadConfig) PolicyName() string { return policyBulkhead }
+// policyName returns "bulkhead".
+func (BulkheadConfig) policyName() string { return policyBulkhead }
 
 func (c BulkheadConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&bulkheadSpec, c, l, scope, named)
@@ -46,7 +46,7 @@ var bulkheadSpec = policySpec[BulkheadConfig]{
 	named:    func(c *BulkheadConfig) *string { return &c.Config },
 	settings: []setting[BulkheadConfig]{
 		intSetting("maxConcurrent", "at least 1",
-			func(c *BulkheadConfig) *int { return &c.MaxConcurrent }, atLeastOne, CodeLimitBelowOne).eg("10").
+			func(c *BulkheadConfig) *int { return &c.MaxConcurrent }, atLeastOne, codeLimitBelowOne).eg("10").
 			describe("How many calls may run at once."),
 		waitSetting("maxWait",
 			func(c *BulkheadConfig) *time.Duration { return &c.MaxWait }).eg("250ms").
@@ -59,7 +59,7 @@ var bulkheadSpec = policySpec[BulkheadConfig]{
 // waitSetting is a duration that may be 0 (written NoWait in Go code, "0" in text) or positive.
 func waitSetting[C any](key string, f func(*C) *time.Duration) setting[C] {
 	s := durationSetting(key, "0 (NoWait in Go code) or a positive duration", f,
-		func(d time.Duration) bool { return d >= 0 || d == NoWait }, CodeInvalidSetting)
+		func(d time.Duration) bool { return d >= 0 || d == NoWait }, codeInvalidSetting)
 	format := s.format
 	s.format = func(c *C) string {
 		if *f(c) == NoWait {
@@ -227,9 +227,6 @@ func (b *BulkheadHandle) release() {
 		close(w.ready)
 	}
 }
-
-// ID returns the instance id.
-func (b *BulkheadHandle) ID() string { return b.id }
 
 // InFlight returns how many calls hold a slot now.
 func (b *BulkheadHandle) InFlight() int { return int(b.inFlight.Load()) }

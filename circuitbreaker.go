@@ -69,8 +69,8 @@ type CircuitBreakerConfig struct {
 
 const policyCircuitBreaker = "circuitBreaker"
 
-// PolicyName returns "circuitBreaker".
-func (CircuitBreakerConfig) PolicyName() string { return policyCircuitBreaker }
+// policyName returns "circuitBreaker".
+func (CircuitBreakerConfig) policyName() string { return policyCircuitBreaker }
 
 func (c CircuitBreakerConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&circuitBreakerSpec, c, l, scope, named)
@@ -97,20 +97,20 @@ var circuitBreakerSpec = policySpec[CircuitBreakerConfig]{
 			func(c *CircuitBreakerConfig) *float64 { return &c.SlowCallRateThreshold }, percent).eg("80").
 			describe("Opens the breaker when this percentage of the recorded calls were slow."),
 		durationSetting("slowCallDuration", "a positive duration",
-			func(c *CircuitBreakerConfig) *time.Duration { return &c.SlowCallDuration }, positive, CodeInvalidSetting).eg("2s").
+			func(c *CircuitBreakerConfig) *time.Duration { return &c.SlowCallDuration }, positive, codeInvalidSetting).eg("2s").
 			describe("The duration from which a call is slow."),
 		intSetting("slidingWindowSize", "1 to 1000000",
 			func(c *CircuitBreakerConfig) *int { return &c.SlidingWindowSize },
-			func(v int) bool { return v >= 1 && v <= maxSlidingWindowSize }, CodeInvalidSetting).eg("50").
+			func(v int) bool { return v >= 1 && v <= maxSlidingWindowSize }, codeInvalidSetting).eg("50").
 			describe("How many of the latest calls are recorded (one byte each, allocated with the instance)."),
 		intSetting("minimumCalls", "at least 1",
-			func(c *CircuitBreakerConfig) *int { return &c.MinimumCalls }, atLeastOne, CodeInvalidSetting).eg("20").
+			func(c *CircuitBreakerConfig) *int { return &c.MinimumCalls }, atLeastOne, codeInvalidSetting).eg("20").
 			describe("How many calls must be recorded before the rates count (at most slidingWindowSize are)."),
 		durationSetting("waitInOpen", "a positive duration",
-			func(c *CircuitBreakerConfig) *time.Duration { return &c.WaitInOpen }, positive, CodeInvalidSetting).eg("30s").
+			func(c *CircuitBreakerConfig) *time.Duration { return &c.WaitInOpen }, positive, codeInvalidSetting).eg("30s").
 			describe("How long the breaker stays open before letting trial calls through."),
 		intSetting("permittedCallsInHalfOpen", "at least 1",
-			func(c *CircuitBreakerConfig) *int { return &c.PermittedCallsInHalfOpen }, atLeastOne, CodeInvalidSetting).eg("3").
+			func(c *CircuitBreakerConfig) *int { return &c.PermittedCallsInHalfOpen }, atLeastOne, codeInvalidSetting).eg("3").
 			describe("How many trial calls the half-open breaker lets through; their rates close or reopen it."),
 		errorsSetting("recordOn", "a list of errors, matched with errors.Is; no nil entries",
 			func(c *CircuitBreakerConfig) *[]error { return &c.RecordOn }).eg("net.ErrClosed").
@@ -216,9 +216,6 @@ func newCircuitBreaker(reg *Registry, id string) func(CircuitBreakerConfig) *Cir
 		return h
 	}
 }
-
-// ID returns the instance id.
-func (h *CircuitBreakerHandle) ID() string { return h.id }
 
 // Config returns the instance's resolved configuration.
 func (h *CircuitBreakerHandle) Config() CircuitBreakerConfig { return h.cfg }

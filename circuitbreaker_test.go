@@ -72,7 +72,7 @@ type cbBreaker struct {
 func newCB(t *testing.T, cfg r4c.CircuitBreakerConfig) *cbBreaker {
 	t.Helper()
 	events := &cbEvents{}
-	reg, clock := newRegistry(t, r4c.WithObserver(events))
+	reg, clock := newRegistry(t, r4c.WithObserver(events.Observe))
 	if cfg.SlowCallDuration == 0 {
 		cfg.SlowCallDuration = cbSlow
 	}
@@ -629,7 +629,7 @@ func TestCircuitBreakerAllocs(t *testing.T) {
 func TestCircuitBreakerHammer(t *testing.T) {
 	var rejectedEvents, changes atomic.Int64
 	var transitions [3][3]atomic.Int64 // [from][to]
-	obs := r4c.ObserverFunc(func(e r4c.Event) {
+	obs := func(e r4c.Event) {
 		switch e.Type {
 		case r4c.EventRejected:
 			rejectedEvents.Add(1)
@@ -637,7 +637,7 @@ func TestCircuitBreakerHammer(t *testing.T) {
 			changes.Add(1)
 			transitions[e.OldState][e.State].Add(1)
 		}
-	})
+	}
 	reg, clock := newRegistry(t, r4c.WithObserver(obs))
 	const window = 20
 	p := newPipeline[string](t, reg, "hammer", r4c.CircuitBreakerConfig{SlidingWindowSize: window, MinimumCalls: 10,

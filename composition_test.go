@@ -164,13 +164,13 @@ func TestFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A fallback for another type is refused, and so is a nil function or a fallback in the registry.
-	if _, err := r4c.NewPipeline[int](reg, "y", r4c.Fallback(func(context.Context, error) (string, error) { return "", nil })); r4c.ErrorCode(err) != r4c.CodeBadFallback {
+	if _, err := r4c.NewPipeline[int](reg, "y", r4c.Fallback(func(context.Context, error) (string, error) { return "", nil })); r4c.ErrorCode(err) != "R4C-REG-011" {
 		t.Fatalf("%v", err)
 	}
-	if _, err := r4c.NewPipeline[int](reg, "y", r4c.FallbackConfig[int]{}); r4c.ErrorCode(err) != r4c.CodeBadFallback {
+	if _, err := r4c.NewPipeline[int](reg, "y", r4c.FallbackConfig[int]{}); r4c.ErrorCode(err) != "R4C-REG-011" {
 		t.Fatalf("%v", err)
 	}
-	if _, err := r4c.NewRegistry(r4c.WithDefaults(r4c.Fallback(func(context.Context, error) (int, error) { return 0, nil }))); r4c.ErrorCode(err) != r4c.CodeBadFallback {
+	if _, err := r4c.NewRegistry(r4c.WithDefaults(r4c.Fallback(func(context.Context, error) (int, error) { return 0, nil }))); r4c.ErrorCode(err) != "R4C-REG-011" {
 		t.Fatalf("%v", err)
 	}
 	// The caller's cancellation never falls back.

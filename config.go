@@ -12,8 +12,8 @@ import (
 // pipelines, a FallbackConfig). Registry options and NewPipeline take any number of them. The
 // interface is sealed: only this package's config types implement it.
 type PolicyConfig interface {
-	// PolicyName returns the policy's name as used in configuration keys ("adaptiveLimit").
-	PolicyName() string
+	// policyName returns the policy's name as used in configuration keys ("adaptiveLimit").
+	policyName() string
 	// addTo merges the config into a layer of registry configuration.
 	addTo(l layer, scope string, named bool) error
 	// namedConfig returns the Config field: the named configuration to start from.
@@ -206,8 +206,8 @@ type AdaptiveLimitConfig struct {
 	Config string
 }
 
-// PolicyName returns "adaptiveLimit".
-func (AdaptiveLimitConfig) PolicyName() string { return policyAdaptiveLimit }
+// policyName returns "adaptiveLimit".
+func (AdaptiveLimitConfig) policyName() string { return policyAdaptiveLimit }
 
 func (c AdaptiveLimitConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&adaptiveLimitSpec, c, l, scope, named)
@@ -273,13 +273,13 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 			return fmt.Sprintf("%s %d", key, v)
 		}
 		if c.MinLimit > c.InitialLimit || c.InitialLimit > c.MaxLimit {
-			return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
+			return &ConfigError{Code: codeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "initialLimit",
 				Value: strconv.Itoa(c.InitialLimit),
 				Msg: fmt.Sprintf("%sadaptiveLimit limits out of order: want minLimit <= initialLimit <= maxLimit, have %s, %s, %s",
 					scopePrefix(scope), have("minLimit", c.MinLimit), have("initialLimit", c.InitialLimit), have("maxLimit", c.MaxLimit))}
 		}
 		if c.Alpha != 0 && c.Beta != 0 && c.Alpha > c.Beta {
-			return &ConfigError{Code: CodeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "alpha",
+			return &ConfigError{Code: codeOutOfOrder, Instance: scopeID(scope), Policy: policyAdaptiveLimit, Key: "alpha",
 				Value: strconv.Itoa(c.Alpha),
 				Msg: fmt.Sprintf("%sadaptiveLimit alpha and beta out of order: want alpha <= beta, have %s, %s",
 					scopePrefix(scope), have("alpha", c.Alpha), have("beta", c.Beta))}
@@ -295,12 +295,12 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		isSet:  func(c *AdaptiveLimitConfig) bool { return c.Algorithm != 0 },
 		copy:   func(d, s *AdaptiveLimitConfig) { d.Algorithm = s.Algorithm },
 		check: func(c *AdaptiveLimitConfig) (string, bool) {
-			return CodeInvalidSetting, c.Algorithm.valid()
+			return codeInvalidSetting, c.Algorithm.valid()
 		},
 		parse: func(c *AdaptiveLimitConfig, text string) (string, string, bool) {
 			a, ok := parseAlgorithm(text)
 			if !ok {
-				return CodeInvalidValue, algorithmNames(), false
+				return codeInvalidValue, algorithmNames(), false
 			}
 			c.Algorithm = a
 			return "", "", true
@@ -308,40 +308,40 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		example: "aimd",
 	},
 	intSetting("initialLimit", "at least 1, and minLimit <= initialLimit <= maxLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, CodeLimitBelowOne).eg("15").describe("The limit before the first window completes.").
+		func(c *AdaptiveLimitConfig) *int { return &c.InitialLimit }, atLeastOne, codeLimitBelowOne).eg("15").describe("The limit before the first window completes.").
 		defaultIs("20, within minLimit and maxLimit"),
 	intSetting("minLimit", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, CodeLimitBelowOne).eg("2").describe("The lowest the limit goes."),
+		func(c *AdaptiveLimitConfig) *int { return &c.MinLimit }, atLeastOne, codeLimitBelowOne).eg("2").describe("The lowest the limit goes."),
 	intSetting("maxLimit", "at least 1, and at least minLimit",
-		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, CodeLimitBelowOne).eg("150").describe("The highest the limit goes."),
+		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, codeLimitBelowOne).eg("150").describe("The highest the limit goes."),
 	durationSetting("window", "from 1ms to 1h",
 		func(c *AdaptiveLimitConfig) *time.Duration { return &c.Window },
-		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, CodeOutOfOrder).eg("500ms").describe("The minimum duration of a window; a window also needs minWindowSamples samples."),
+		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, codeOutOfOrder).eg("500ms").describe("The minimum duration of a window; a window also needs minWindowSamples samples."),
 	intSetting("minWindowSamples", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, CodeInvalidSetting).eg("20").describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
+		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, codeInvalidSetting).eg("20").describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
 	floatSetting("smoothing", "in (0, 1]",
 		func(c *AdaptiveLimitConfig) *float64 { return &c.Smoothing }, func(v float64) bool { return v > 0 && v <= 1 }).eg("0.5").describe("Gradient2 and Vegas: the share of each window's proposed limit that the estimate moves towards.").
 		defaultIs(smoothingDefault()),
 	floatSetting("rttTolerance", "at least 1",
 		func(c *AdaptiveLimitConfig) *float64 { return &c.RTTTolerance }, func(v float64) bool { return v >= 1 && v < inf }).eg("2").describe("Gradient2: how far above the long-term latency a window may be before the limit falls; the limit settles where queueing raises latency about this much."),
 	intSetting("longWindow", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, CodeInvalidSetting).eg("100").describe("Gradient2: the number of windows (not a duration) of the long-term latency average: its memory is about longWindow x window."),
+		func(c *AdaptiveLimitConfig) *int { return &c.LongWindow }, atLeastOne, codeInvalidSetting).eg("100").describe("Gradient2: the number of windows (not a duration) of the long-term latency average: its memory is about longWindow x window."),
 	intSetting("queueSize", "at least 0 (NoQueue, -1, for 0 in Go code)",
 		func(c *AdaptiveLimitConfig) *int { return &c.QueueSize },
-		func(v int) bool { return v >= 0 || v == NoQueue }, CodeInvalidSetting).eg("0").describe("Gradient2: the growth allowance added each window before smoothing.").
+		func(v int) bool { return v >= 0 || v == NoQueue }, codeInvalidSetting).eg("0").describe("Gradient2: the growth allowance added each window before smoothing.").
 		zeroAs(func(c *AdaptiveLimitConfig) bool { return c.QueueSize == 0 }, func(c *AdaptiveLimitConfig) { c.QueueSize = NoQueue }),
 	floatSetting("backoffRatio", "in (0, 1)",
 		func(c *AdaptiveLimitConfig) *float64 { return &c.BackoffRatio }, func(v float64) bool { return v > 0 && v < 1 }).eg("0.8").describe("AIMD: the multiplier applied to the limit after a window with a drop."),
 	intSetting("alpha", "at least 1, and at most beta when both are set",
-		func(c *AdaptiveLimitConfig) *int { return &c.Alpha }, atLeastOne, CodeInvalidSetting).eg("3").
+		func(c *AdaptiveLimitConfig) *int { return &c.Alpha }, atLeastOne, codeInvalidSetting).eg("3").
 		describe("Vegas: the estimated queue below which the limit grows by log10(limit); unset, 3 x log10(limit), log10 floored and at least 1.").
 		defaultIs("3 x log10(limit)"),
 	intSetting("beta", "at least 1, and at least alpha when both are set",
-		func(c *AdaptiveLimitConfig) *int { return &c.Beta }, atLeastOne, CodeInvalidSetting).eg("6").
+		func(c *AdaptiveLimitConfig) *int { return &c.Beta }, atLeastOne, codeInvalidSetting).eg("6").
 		describe("Vegas: the estimated queue above which the limit falls by log10(limit), and the step it grows by when there is almost no queue; unset, 6 x log10(limit).").
 		defaultIs("6 x log10(limit)"),
 	intSetting("probeMultiplier", "at least 1",
-		func(c *AdaptiveLimitConfig) *int { return &c.ProbeMultiplier }, atLeastOne, CodeInvalidSetting).eg("60").
+		func(c *AdaptiveLimitConfig) *int { return &c.ProbeMultiplier }, atLeastOne, codeInvalidSetting).eg("60").
 		describe("Vegas: the no-load latency is measured again about every jitter x probeMultiplier x limit windows, with a deterministic jitter in [0.5, 1)."),
 	errorsSetting("dropOn", "a list of errors, matched with errors.Is; no nil entries",
 		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).eg("r4c.ErrCallTimeout,net.ErrClosed").describe("The failures that are drops (overload signals); setting it replaces the default list."),

@@ -33,7 +33,7 @@ func TestTheDefaultInitialLimitYieldsToTheLimitsSet(t *testing.T) {
 		}
 	}
 	reg, _ := newRegistry(t)
-	if _, err := r4c.NewPipeline[string](reg, "x", r4c.AdaptiveLimitConfig{InitialLimit: 30, MaxLimit: 10}); r4c.ErrorCode(err) != r4c.CodeOutOfOrder {
+	if _, err := r4c.NewPipeline[string](reg, "x", r4c.AdaptiveLimitConfig{InitialLimit: 30, MaxLimit: 10}); r4c.ErrorCode(err) != "R4C-ATR-009" {
 		t.Fatalf("explicit limits out of order: %v", err)
 	}
 	if _, err := r4c.NewRegistry(r4c.WithProperties(map[string]string{"defaults.adaptiveLimit.maxLimit": "5"})); err != nil {
@@ -99,7 +99,7 @@ func TestCheckReportsInstanceKeysThatMatchedNothing(t *testing.T) {
 		t.Fatal("the environment variable of an id with special characters did not apply")
 	}
 	err = reg.Check()
-	if r4c.ErrorCode(err) != r4c.CodeUnmatchedKey {
+	if r4c.ErrorCode(err) != "R4C-CFG-003" {
 		t.Fatalf("%v, want R4C-CFG-003", err)
 	}
 	msg := err.Error()

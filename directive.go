@@ -65,12 +65,12 @@ func directiveError(code string, offset int, format string, args ...any) *direct
 func parseDirective(text string) (directive.Directive, error) {
 	var d directive.Directive
 	if !strings.HasPrefix(text, directive.Prefix) {
-		return d, directiveError(CodeBadAttribute, 0, "a directive starts with %s", directive.Prefix)
+		return d, directiveError(codeBadAttribute, 0, "a directive starts with %s", directive.Prefix)
 	}
 	body := text[len(directive.Prefix):]
 	fields := fieldsWithOffsets(body, len(directive.Prefix))
 	if len(fields) == 0 {
-		return d, directiveError(CodeBadAttribute, len(directive.Prefix), "the directive names no policy: want one of %s", directiveWords())
+		return d, directiveError(codeBadAttribute, len(directive.Prefix), "the directive names no policy: want one of %s", directiveWords())
 	}
 	d.Policy = fields[0].text
 	var main string
@@ -82,7 +82,7 @@ func parseDirective(text string) (directive.Directive, error) {
 		}
 	}
 	if !found {
-		return d, directiveError(CodeBadAttribute, fields[0].offset, "unknown directive //r4c:%s: did you mean //r4c:%s?", d.Policy, nearest(d.Policy, directiveWordList()))
+		return d, directiveError(codeBadAttribute, fields[0].offset, "unknown directive //r4c:%s: did you mean //r4c:%s?", d.Policy, nearest(d.Policy, directiveWordList()))
 	}
 	var errs []error
 	seen := map[string]bool{}
@@ -92,17 +92,17 @@ func parseDirective(text string) (directive.Directive, error) {
 		valueOff := f.offset + len(key) + 1 // where the value starts in the line
 		if !hasEq {
 			if i > 0 {
-				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: %q is not key=value (only the first attribute may be a lone value, for %s)", d.Policy, f.text, main))
+				errs = append(errs, directiveError(codeBadAttribute, f.offset, "//r4c:%s: %q is not key=value (only the first attribute may be a lone value, for %s)", d.Policy, f.text, main))
 				continue
 			}
 			key, value, valueOff = main, f.text, f.offset // a lone value: no "key=" before it
 		}
 		if key == "" || value == "" && key != "retryOn" && key != "abortOn" && key != "recordOn" && key != "ignoreOn" && key != "dropOn" && key != "on" {
-			errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: malformed attribute %q: want key=value", d.Policy, f.text))
+			errs = append(errs, directiveError(codeBadAttribute, f.offset, "//r4c:%s: malformed attribute %q: want key=value", d.Policy, f.text))
 			continue
 		}
 		if seen[key] {
-			errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:%s: attribute %s is given twice", d.Policy, key))
+			errs = append(errs, directiveError(codeBadAttribute, f.offset, "//r4c:%s: attribute %s is given twice", d.Policy, key))
 			continue
 		}
 		seen[key] = true
@@ -112,33 +112,33 @@ func parseDirective(text string) (directive.Directive, error) {
 			continue
 		case spec == nil: // fallback: method= and on=
 			if key != "method" && key != "on" {
-				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "unknown attribute %s for //r4c:fallback: did you mean %s?", key, nearest(key, []string{"method", "on"})))
+				errs = append(errs, directiveError(codeBadAttribute, f.offset, "unknown attribute %s for //r4c:fallback: did you mean %s?", key, nearest(key, []string{"method", "on"})))
 				continue
 			}
 			if key == "method" && !isIdentifier(value) {
-				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "//r4c:fallback: method=%s is not a method name", value))
+				errs = append(errs, directiveError(codeBadAttribute, f.offset, "//r4c:fallback: method=%s is not a method name", value))
 				continue
 			}
 			if key == "on" {
 				if bad := badErrorName(value); bad != "" {
-					errs = append(errs, directiveError(CodeBadAttribute, valueOff, "//r4c:fallback: on=%s: %q is not an error name such as pkg.ErrName", value, bad))
+					errs = append(errs, directiveError(codeBadAttribute, valueOff, "//r4c:fallback: on=%s: %q is not an error name such as pkg.ErrName", value, bad))
 					continue
 				}
 			}
 		default:
 			if !contains(spec.keys(), key) {
-				errs = append(errs, directiveError(CodeBadAttribute, f.offset, "unknown attribute %s for //r4c:%s: did you mean %s?", key, d.Policy, nearest(key, spec.keys())))
+				errs = append(errs, directiveError(codeBadAttribute, f.offset, "unknown attribute %s for //r4c:%s: did you mean %s?", key, d.Policy, nearest(key, spec.keys())))
 				continue
 			}
 			if isErrorList(key) {
 				// Only the names' syntax here: the generator resolves them to Go variables.
 				if bad := badErrorName(value); bad != "" {
-					errs = append(errs, directiveError(CodeBadAttribute, valueOff, "//r4c:%s: %s=%s: %q is not an error name such as pkg.ErrName", d.Policy, key, value, bad))
+					errs = append(errs, directiveError(codeBadAttribute, valueOff, "//r4c:%s: %s=%s: %q is not an error name such as pkg.ErrName", d.Policy, key, value, bad))
 					continue
 				}
 			} else if code, want, ok := spec.apply(scratch, key, value, false); !ok {
-				if code == CodeInvalidValue {
-					code = CodeBadAttribute
+				if code == codeInvalidValue {
+					code = codeBadAttribute
 				}
 				errs = append(errs, directiveError(code, valueOff, "//r4c:%s: %s=%s is invalid: want %s", d.Policy, key, value, want))
 				continue
@@ -185,7 +185,7 @@ func limitsInOrder(d directive.Directive) error {
 							off = at.Offset
 						}
 					}
-					return directiveError(CodeOutOfOrder, off, "//r4c:adaptivelimit: %s out of order: %s=%d is above %s=%d", chain.what, order[i], a, order[j], b)
+					return directiveError(codeOutOfOrder, off, "//r4c:adaptivelimit: %s out of order: %s=%d is above %s=%d", chain.what, order[i], a, order[j], b)
 				}
 			}
 		}
@@ -296,7 +296,7 @@ func Of[T any](delegate T, reg *Registry) (T, error) {
 	ctor, ok := wrappers.Load(reflect.TypeFor[T]())
 	if !ok {
 		var zero T
-		return zero, &ConfigError{Code: CodeNoWrapper, Msg: fmt.Sprintf("r4c.Of: no generated wrapper for %v: run go generate with r4cgen -type for it", reflect.TypeFor[T]())}
+		return zero, &ConfigError{Code: codeNoWrapper, Msg: fmt.Sprintf("r4c.Of: no generated wrapper for %v: run go generate with r4cgen -type for it", reflect.TypeFor[T]())}
 	}
 	return ctor.(func(T, *Registry) (T, error))(delegate, reg)
 }

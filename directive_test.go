@@ -118,17 +118,17 @@ func TestSharedGivesAPolicyItsOwnInstance(t *testing.T) {
 		t.Fatalf("a second pipeline sharing it: %v", err)
 	}
 	_, err := r4c.NewPipeline[string](reg, cancel, r4c.Shared("orders", r4c.AdaptiveLimitConfig{MaxLimit: 50}))
-	if r4c.ErrorCode(err) != r4c.CodeConflict || err.Error() != `R4C-REG-008: instance "orders" is shared by OrderClient#Place(string) and OrderClient#Cancel(string) with different adaptiveLimit settings: maxLimit 100 vs 50` {
+	if r4c.ErrorCode(err) != "R4C-REG-008" || err.Error() != `R4C-REG-008: instance "orders" is shared by OrderClient#Place(string) and OrderClient#Cancel(string) with different adaptiveLimit settings: maxLimit 100 vs 50` {
 		t.Fatalf("%v", err)
 	}
 	_, err = r4c.NewPipeline[string](reg, "other", r4c.Shared("orders", r4c.AdaptiveLimitConfig{MaxLimit: 50}))
 	if !strings.Contains(err.Error(), `is shared by OrderClient#Place(string) and pipeline "other"`) {
 		t.Fatalf("%v", err)
 	}
-	if _, err := r4c.NewRegistry(r4c.WithDefaults(r4c.Shared("x", r4c.BulkheadConfig{}))); r4c.ErrorCode(err) != r4c.CodeInvalidSetting {
+	if _, err := r4c.NewRegistry(r4c.WithDefaults(r4c.Shared("x", r4c.BulkheadConfig{}))); r4c.ErrorCode(err) != "R4C-REG-001" {
 		t.Fatalf("Shared in the registry's defaults: %v", err)
 	}
-	if _, err := r4c.NewPipeline[string](reg, "T#D()", r4c.Shared("", r4c.BulkheadConfig{})); r4c.ErrorCode(err) != r4c.CodeInvalidSetting {
+	if _, err := r4c.NewPipeline[string](reg, "T#D()", r4c.Shared("", r4c.BulkheadConfig{})); r4c.ErrorCode(err) != "R4C-REG-001" {
 		t.Fatalf("Shared without an id: %v", err)
 	}
 }
@@ -159,7 +159,7 @@ func (w wrappedGreeter) Greet(ctx context.Context, name string) (string, error) 
 
 func TestOfFindsTheRegisteredWrapper(t *testing.T) {
 	reg, _ := newRegistry(t)
-	if _, err := r4c.Of[neverWrapped](plainGreeter{}, reg); r4c.ErrorCode(err) != r4c.CodeNoWrapper {
+	if _, err := r4c.Of[neverWrapped](plainGreeter{}, reg); r4c.ErrorCode(err) != "R4C-REG-012" {
 		t.Fatalf("Of without a wrapper: %v", err)
 	}
 	r4c.RegisterWrapper(func(d greeter, reg *r4c.Registry) (greeter, error) {

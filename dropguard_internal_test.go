@@ -8,14 +8,14 @@ import (
 )
 
 // newTestGradient2 returns Gradient2 with cfg over the built-in defaults.
-func newTestGradient2(t *testing.T, cfg AdaptiveLimitConfig) *Gradient2Algorithm {
+func newTestGradient2(t *testing.T, cfg AdaptiveLimitConfig) *gradient2Limit {
 	t.Helper()
 	cfg.Algorithm = Gradient2
 	alg, err := NewAdaptiveAlgorithm(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return alg.(*Gradient2Algorithm)
+	return alg.(*gradient2Limit)
 }
 
 // floorStep is the drop guard's step computed by hand, with math/big: every operation is

@@ -59,7 +59,7 @@ func guardWindowSummary(t *testing.T, h *r4c.AdaptiveLimitHandle, clock *r4ctest
 
 // guardedG2 returns an adaptive limit with Gradient2 and cfg, and a standalone Gradient2 with
 // the same settings to mirror it window by window.
-func guardedG2(t *testing.T, cfg r4c.AdaptiveLimitConfig) (*r4c.AdaptiveLimitHandle, *r4ctest.ManualClock, *r4c.Gradient2Algorithm) {
+func guardedG2(t *testing.T, cfg r4c.AdaptiveLimitConfig) (*r4c.AdaptiveLimitHandle, *r4ctest.ManualClock, gradient2Alg) {
 	t.Helper()
 	cfg.Algorithm, cfg.Window = r4c.Gradient2, guardWindow
 	reg, clock := newRegistry(t)
@@ -70,11 +70,11 @@ func guardedG2(t *testing.T, cfg r4c.AdaptiveLimitConfig) (*r4c.AdaptiveLimitHan
 	if err != nil {
 		t.Fatal(err)
 	}
-	return handle(t, reg, "g2"), clock, alg.(*r4c.Gradient2Algorithm)
+	return handle(t, reg, "g2"), clock, alg.(gradient2Alg)
 }
 
 // sameState fails unless the engine's Gradient2 and the mirror agree bit for bit.
-func sameState(t *testing.T, h *r4c.AdaptiveLimitHandle, mirror *r4c.Gradient2Algorithm, what string) {
+func sameState(t *testing.T, h *r4c.AdaptiveLimitHandle, mirror gradient2Alg, what string) {
 	t.Helper()
 	s := h.Snapshot()
 	if s.Limit != mirror.Limit() || math.Float64bits(s.Estimate) != math.Float64bits(mirror.Estimate()) ||
@@ -85,7 +85,7 @@ func sameState(t *testing.T, h *r4c.AdaptiveLimitHandle, mirror *r4c.Gradient2Al
 }
 
 // warmUp runs windows of healthy calls, every slot in use, mirrored through Update.
-func warmUp(t *testing.T, h *r4c.AdaptiveLimitHandle, clock *r4ctest.ManualClock, mirror *r4c.Gradient2Algorithm, windows int) {
+func warmUp(t *testing.T, h *r4c.AdaptiveLimitHandle, clock *r4ctest.ManualClock, mirror gradient2Alg, windows int) {
 	t.Helper()
 	for range windows {
 		mirror.Update(guardWindowSummary(t, h, clock, h.Limit(), 0, guardNormal))

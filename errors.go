@@ -24,10 +24,10 @@ var (
 )
 
 // errNilContext is returned by calls given a nil context: the library never substitutes one.
-var errNilContext = &ConfigError{Code: CodeBadCall, Msg: "nil context: the library never substitutes one"}
+var errNilContext = &ConfigError{Code: codeBadCall, Msg: "nil context: the library never substitutes one"}
 
 // errNilRegistry is returned by a nil *Registry's methods.
-var errNilRegistry = &ConfigError{Code: CodeNilRegistry, Msg: "the registry is nil: make one with NewRegistry"}
+var errNilRegistry = &ConfigError{Code: codeNilRegistry, Msg: "the registry is nil: make one with NewRegistry"}
 
 // LimitExceededError is the rejection of an adaptive limit. It matches ErrLimitExceeded with
 // errors.Is. Each instance allocates its error once and returns that same value on every
@@ -69,31 +69,32 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// Error codes of configuration and registration errors, returned by ErrorCode. They are stable:
-// match on them, not on messages. docs/errors.md describes each one with an example and the fix.
+// The codes of configuration and registration errors (ConfigError.Code, returned by ErrorCode).
+// They are stable strings: match on them ("R4C-REG-009"), not on messages. docs/errors.md
+// describes each one with its message and the fix.
 const (
-	CodeBadDuration     = "R4C-ATR-001"  // a duration with bad syntax
-	CodeBadAttribute    = "R4C-ATR-002"  // a directive with an unknown attribute or malformed value
-	CodeLimitBelowOne   = "R4C-ATR-003"  // a limit less than 1
-	CodeOutOfOrder      = "R4C-ATR-009"  // limits out of order, or window out of range
-	CodeInvalidSetting  = "R4C-REG-001"  // an invalid setting given in Go code
-	CodeUnknownConfig   = "R4C-REG-004"  // an unknown named configuration
-	CodeConflict        = "R4C-REG-008"  // one instance id resolved to two configurations
-	CodeUnknownInstance = "R4C-REG-009"  // an unknown instance id asked of the registry
-	CodeNilRegistry     = "R4C-REG-010"  // a nil *Registry given or used
-	CodeBadFallback     = "R4C-REG-011"  // a fallback that does not fit its pipeline
-	CodeNoWrapper       = "R4C-REG-012"  // Of: no generated wrapper for the type
-	CodeDuplicatePolicy = "R4C-REG-013"  // one policy given twice to a pipeline
-	CodeUnknownKey      = "R4C-CFG-001"  // external configuration: unknown key
-	CodeInvalidValue    = "R4C-CFG-002"  // external configuration: invalid value
-	CodeUnmatchedKey    = "R4C-CFG-003"  // external configuration: an instance key that matched nothing (Registry.Check)
-	CodeBadCall         = "R4C-CALL-001" // a call given a nil context or a nil function
+	codeBadDuration     = "R4C-ATR-001"  // a duration with bad syntax
+	codeBadAttribute    = "R4C-ATR-002"  // a directive with an unknown attribute or malformed value
+	codeLimitBelowOne   = "R4C-ATR-003"  // a limit less than 1
+	codeOutOfOrder      = "R4C-ATR-009"  // limits out of order, or window out of range
+	codeInvalidSetting  = "R4C-REG-001"  // an invalid setting given in Go code
+	codeUnknownConfig   = "R4C-REG-004"  // an unknown named configuration
+	codeConflict        = "R4C-REG-008"  // one instance id resolved to two configurations
+	codeUnknownInstance = "R4C-REG-009"  // an unknown instance id asked of the registry
+	codeNilRegistry     = "R4C-REG-010"  // a nil *Registry given or used
+	codeBadFallback     = "R4C-REG-011"  // a fallback that does not fit its pipeline
+	codeNoWrapper       = "R4C-REG-012"  // Of: no generated wrapper for the type
+	codeDuplicatePolicy = "R4C-REG-013"  // one policy given twice to a pipeline
+	codeUnknownKey      = "R4C-CFG-001"  // external configuration: unknown key
+	codeInvalidValue    = "R4C-CFG-002"  // external configuration: invalid value
+	codeUnmatchedKey    = "R4C-CFG-003"  // external configuration: an instance key that matched nothing (Registry.Check)
+	codeBadCall         = "R4C-CALL-001" // a call given a nil context or a nil function
 )
 
 // ConfigError is a configuration or registration error. Its message starts with its code and
 // names the instance, the setting and the bad value where they apply.
 type ConfigError struct {
-	Code     string // one of the Code* constants
+	Code     string // the stable code, such as "R4C-REG-009" (docs/errors.md)
 	Instance string // the instance id or named configuration, "" for registry defaults
 	Policy   string // "adaptiveLimit", ...; "" when not about one policy
 	Key      string // the setting, as in the configuration keys ("maxLimit")

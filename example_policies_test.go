@@ -50,11 +50,11 @@ func ExampleTimeoutConfig() {
 // the last one.
 func ExampleRetryConfig() {
 	clock := r4ctest.NewManualClock()
-	reg, _ := r4c.NewRegistry(r4c.WithClock(clock), r4c.WithObserver(r4c.ObserverFunc(func(e r4c.Event) {
+	reg, _ := r4c.NewRegistry(r4c.WithClock(clock), r4c.WithObserver(func(e r4c.Event) {
 		if e.Type == r4c.EventRetried {
 			fmt.Printf("attempt %d failed (%v); retrying in %v\n", e.Attempt, e.Err, e.Duration)
 		}
-	})))
+	}))
 	p, _ := r4c.NewPipeline[string](reg, "flaky", r4c.RetryConfig{MaxAttempts: 3, Wait: 100 * time.Millisecond, Multiplier: 2})
 	errUnavailable := errors.New("unavailable")
 

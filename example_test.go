@@ -211,9 +211,9 @@ func ExampleWithObserver() {
 	clock := r4ctest.NewManualClock()
 	reg, _ := r4c.NewRegistry(
 		r4c.WithClock(clock),
-		r4c.WithObserver(r4c.ObserverFunc(func(e r4c.Event) {
+		r4c.WithObserver(func(e r4c.Event) {
 			fmt.Println(e.Type, e.Kind, e.Instance, e.OldLimit, "->", e.Limit)
-		})),
+		}),
 	)
 	p, _ := r4c.NewPipeline[string](reg, "pay", r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD, InitialLimit: 2, MinWindowSamples: 1})
 	limit, _ := reg.AdaptiveLimit("pay")

@@ -7,11 +7,13 @@ package r4c
 func LongLatencyOf(h *AdaptiveLimitHandle) float64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.alg.(*Gradient2Algorithm).LongLatency()
+	return h.alg.(*gradient2Limit).LongLatency()
 }
 
-// Gradient2Overloaded applies w to g as the engine's drop guard does.
-func Gradient2Overloaded(g *Gradient2Algorithm, w WindowSummary) int { return g.overloaded(w) }
+// Gradient2Overloaded applies w to g, a Gradient2 algorithm, as the engine's drop guard does.
+func Gradient2Overloaded(g AdaptiveAlgorithm, w WindowSummary) int {
+	return g.(*gradient2Limit).overloaded(w)
+}
 
 // DropGuarded is the drop guard's test of a window.
 func DropGuarded(samples, drops int64) bool { return dropGuarded(samples, drops) }

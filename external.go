@@ -56,10 +56,10 @@ func (p *policySpec[C]) apply(l layer, key, text string, named bool) (string, st
 	text = strings.TrimSpace(text)
 	if key == "config" {
 		if named {
-			return CodeInvalidValue, "nothing: a named configuration cannot name another", false
+			return codeInvalidValue, "nothing: a named configuration cannot name another", false
 		}
 		if text == "" {
-			return CodeInvalidValue, "the name of a configuration", false
+			return codeInvalidValue, "the name of a configuration", false
 		}
 		*p.named(&c) = text
 	} else {
@@ -68,8 +68,8 @@ func (p *policySpec[C]) apply(l layer, key, text string, named bool) (string, st
 			return code, want, false
 		}
 		if code, ok := s.check(&c); !ok {
-			if code == CodeInvalidSetting {
-				code = CodeInvalidValue // REG-001 is for Go code; external values are CFG-002
+			if code == codeInvalidSetting {
+				code = codeInvalidValue // REG-001 is for Go code; external values are CFG-002
 			}
 			return code, s.valid, false
 		}
@@ -129,13 +129,13 @@ var (
 // whitespace, or names another error already; it is safe for concurrent use.
 func RegisterError(name string, err error) error {
 	if name == "" || strings.ContainsAny(name, ", \t\r\n") || err == nil {
-		return &ConfigError{Code: CodeInvalidSetting, Key: "error", Value: name,
+		return &ConfigError{Code: codeInvalidSetting, Key: "error", Value: name,
 			Msg: fmt.Sprintf("RegisterError(%q): want a non-empty name without commas or spaces, and a non-nil error", name)}
 	}
 	namedErrorsMu.Lock()
 	defer namedErrorsMu.Unlock()
 	if prev, ok := namedErrors[name]; ok && !sameError(prev, err) {
-		return &ConfigError{Code: CodeInvalidSetting, Key: "error", Value: name,
+		return &ConfigError{Code: codeInvalidSetting, Key: "error", Value: name,
 			Msg: fmt.Sprintf("RegisterError(%q): the name is registered already, for another error", name)}
 	}
 	namedErrors[name] = err
@@ -280,7 +280,7 @@ func (b *registryBuilder) applyProperties(props []property, where source) {
 func (b *registryBuilder) applyProperty(key, value, where string) {
 	fk, nearest, ok := parseFlatKey(key)
 	if !ok {
-		b.errs = append(b.errs, &ConfigError{Code: CodeUnknownKey, Key: key,
+		b.errs = append(b.errs, &ConfigError{Code: codeUnknownKey, Key: key,
 			Msg: fmt.Sprintf("%s: unknown key %q: did you mean %q?", where, key, nearest)})
 		return
 	}
@@ -343,7 +343,7 @@ func WithPropertiesFile(path string) Option {
 		}
 		props, err := parseProperties(path, data)
 		if err != nil {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidValue, Msg: err.Error()})
+			b.errs = append(b.errs, &ConfigError{Code: codeInvalidValue, Msg: err.Error()})
 			return
 		}
 		b.applyProperties(props, func(p property) string { return fmt.Sprintf("%s:%d", path, p.line) })
@@ -362,7 +362,7 @@ func WithJSONFile(path string) Option {
 		}
 		props, err := flattenJSON(path, data)
 		if err != nil {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidValue, Msg: err.Error()})
+			b.errs = append(b.errs, &ConfigError{Code: codeInvalidValue, Msg: err.Error()})
 			return
 		}
 		b.applyProperties(props, func(p property) string { return fmt.Sprintf("%s:%d", path, p.line) })
@@ -370,7 +370,7 @@ func WithJSONFile(path string) Option {
 }
 
 func fileError(path string, err error) error {
-	return &ConfigError{Code: CodeInvalidValue, Value: path, Msg: fmt.Sprintf("cannot read configuration file %s: %v", path, errors.Unwrap(err))}
+	return &ConfigError{Code: codeInvalidValue, Value: path, Msg: fmt.Sprintf("cannot read configuration file %s: %v", path, errors.Unwrap(err))}
 }
 
 // envPrefix starts the names of the environment variables WithEnvironment reads: R4C_.

@@ -275,7 +275,7 @@ func TestRegisterError(t *testing.T) {
 		t.Fatalf("registering the same error twice: %v", err)
 	}
 	for _, bad := range []string{"", "a,b", "a b"} {
-		if err := RegisterError(bad, errBilling); ErrorCode(err) != CodeInvalidSetting {
+		if err := RegisterError(bad, errBilling); ErrorCode(err) != codeInvalidSetting {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

@@ -21,8 +21,8 @@ func Fallback[T any](fn func(ctx context.Context, err error) (T, error), on ...e
 	return FallbackConfig[T]{Fn: fn, On: on}
 }
 
-// PolicyName returns "fallback".
-func (FallbackConfig[T]) PolicyName() string { return "fallback" }
+// policyName returns "fallback".
+func (FallbackConfig[T]) policyName() string { return "fallback" }
 
 func (FallbackConfig[T]) addTo(layer, string, bool) error { return nil } // refused before: see addLayer
 func (FallbackConfig[T]) namedConfig() string             { return "" }

@@ -29,8 +29,8 @@ type HedgeConfig struct {
 
 const policyHedge = "hedge"
 
-// PolicyName returns "hedge".
-func (HedgeConfig) PolicyName() string { return policyHedge }
+// policyName returns "hedge".
+func (HedgeConfig) policyName() string { return policyHedge }
 
 func (c HedgeConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&hedgeSpec, c, l, scope, named)
@@ -47,10 +47,10 @@ var hedgeSpec = policySpec[HedgeConfig]{
 	named:    func(c *HedgeConfig) *string { return &c.Config },
 	settings: []setting[HedgeConfig]{
 		durationSetting("delay", "a positive duration",
-			func(c *HedgeConfig) *time.Duration { return &c.Delay }, positive, CodeInvalidSetting).eg("50ms").
+			func(c *HedgeConfig) *time.Duration { return &c.Delay }, positive, codeInvalidSetting).eg("50ms").
 			describe("How long an attempt runs before the next one is launched."),
 		intSetting("maxHedges", "at least 1",
-			func(c *HedgeConfig) *int { return &c.MaxHedges }, atLeastOne, CodeInvalidSetting).eg("2").
+			func(c *HedgeConfig) *int { return &c.MaxHedges }, atLeastOne, codeInvalidSetting).eg("2").
 			describe("How many extra attempts may be launched."),
 		toggleSetting(func(c *HedgeConfig) *Toggle { return &c.Enabled }, "false disables the hedge: one attempt."),
 	},
@@ -72,9 +72,6 @@ func newHedge(reg *Registry, id string) func(HedgeConfig) *HedgeHandle {
 		return &HedgeHandle{id: id, cfg: cfg, enabled: cfg.Enabled != Off, clock: reg.clock, reg: reg}
 	}
 }
-
-// ID returns the instance id.
-func (h *HedgeHandle) ID() string { return h.id }
 
 // Config returns the instance's resolved configuration.
 func (h *HedgeHandle) Config() HedgeConfig { return h.cfg }

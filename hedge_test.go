@@ -159,7 +159,7 @@ func expectNotDone(t *testing.T, done <-chan error, when string) {
 func TestHedgeFastFirstAttemptLaunchesNothing(t *testing.T) {
 	check := hedgeGoroutines(t)
 	log := &eventLog{}
-	reg, clock := newRegistry(t, r4c.WithObserver(log))
+	reg, clock := newRegistry(t, r4c.WithObserver(log.Observe))
 	p := newPipeline[string](t, reg, "fast", r4c.HedgeConfig{Delay: 100 * time.Millisecond})
 	s := newHedgeScript(clock, hedgeReturns("ok", nil))
 	if v, err := p.Execute(context.Background(), s.fn); v != "ok" || err != nil {
@@ -178,7 +178,7 @@ func TestHedgeFastFirstAttemptLaunchesNothing(t *testing.T) {
 func TestHedgeSlowFirstAttemptIsHedgedAfterExactlyDelay(t *testing.T) {
 	check := hedgeGoroutines(t)
 	log := &eventLog{}
-	reg, clock := newRegistry(t, r4c.WithObserver(log))
+	reg, clock := newRegistry(t, r4c.WithObserver(log.Observe))
 	p := newPipeline[string](t, reg, "search", r4c.HedgeConfig{Delay: 100 * time.Millisecond})
 	s := newHedgeScript(clock, hedgeBlocks, hedgeReturns("second", nil))
 	got, done := startHedged(p, s.fn)
@@ -213,7 +213,7 @@ func TestHedgeSlowFirstAttemptIsHedgedAfterExactlyDelay(t *testing.T) {
 func TestHedgeMaxHedgesCapsLaunches(t *testing.T) {
 	check := hedgeGoroutines(t)
 	log := &eventLog{}
-	reg, clock := newRegistry(t, r4c.WithObserver(log))
+	reg, clock := newRegistry(t, r4c.WithObserver(log.Observe))
 	p := newPipeline[string](t, reg, "capped", r4c.HedgeConfig{Delay: 100 * time.Millisecond, MaxHedges: 3})
 	release := make(chan struct{})
 	s := newHedgeScript(clock, hedgeBlocks, hedgeBlocks, hedgeAfter(release, "third", nil), hedgeBlocks)
@@ -348,7 +348,7 @@ func TestHedgeFailureDoesNotStopTheDelay(t *testing.T) {
 func TestHedgeStopsLaunchingWhenAnInnerLimitRejects(t *testing.T) {
 	check := hedgeGoroutines(t)
 	log := &eventLog{}
-	reg, clock := newRegistry(t, r4c.WithObserver(log))
+	reg, clock := newRegistry(t, r4c.WithObserver(log.Observe))
 	p := newPipeline[string](t, reg, "limited",
 		r4c.HedgeConfig{Delay: 100 * time.Millisecond, MaxHedges: 3},
 		r4c.AdaptiveLimitConfig{InitialLimit: 1, MinLimit: 1})
@@ -623,9 +623,9 @@ func TestHedgeDisabledRunsOneAttempt(t *testing.T) {
 // request's context is cancelled.
 func ExampleHedgeConfig() {
 	clock := r4ctest.NewManualClock()
-	reg, _ := r4c.NewRegistry(r4c.WithClock(clock), r4c.WithObserver(r4c.ObserverFunc(func(e r4c.Event) {
+	reg, _ := r4c.NewRegistry(r4c.WithClock(clock), r4c.WithObserver(func(e r4c.Event) {
 		fmt.Println(e.Type, e.Kind, e.Instance, "attempt", e.Attempt)
-	})))
+	}))
 	p, _ := r4c.NewPipeline[string](reg, "search", r4c.HedgeConfig{Delay: 50 * time.Millisecond})
 
 	firstSent := make(chan struct{})

@@ -95,3 +95,17 @@ func expectRejected(t *testing.T, err error, id string) {
 
 var errOverloaded = errors.New("overloaded")
 var errNotFound = errors.New("not found")
+
+// The algorithms' concrete types are unexported; tests reach the extra readings they expose
+// (beyond AdaptiveAlgorithm) through these interfaces, as any user can.
+type (
+	gradient2Alg interface {
+		r4c.AdaptiveAlgorithm
+		LongLatency() float64
+	}
+	vegasAlg interface {
+		r4c.AdaptiveAlgorithm
+		NoLoadLatency() time.Duration
+	}
+	kneeAlg = vegasAlg
+)

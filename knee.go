@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// KneeAlgorithm seeks the knee of the dependency: the smallest concurrency at which it delivers
+// kneeLimit seeks the knee of the dependency: the smallest concurrency at which it delivers
 // its full throughput. Below the knee a call's latency is the dependency's no-load latency and
 // throughput grows with concurrency; above it, calls queue, latency grows in proportion and
 // throughput does not. The limit follows the knee with a small tolerance of queueing.
@@ -26,7 +26,7 @@ import (
 //
 // It is deterministic: it draws nothing at random. It is not safe for concurrent use on its own;
 // the engine calls it under its window lock.
-type KneeAlgorithm struct {
+type kneeLimit struct {
 	est      float64 // the limit estimate; the limit is its truncation
 	min, max float64
 	window   time.Duration // the configured window: drains are planned in its units
@@ -94,20 +94,20 @@ const (
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	return &KneeAlgorithm{est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit), window: c.Window, step: 1}
+	return &kneeLimit{est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit), window: c.Window, step: 1}
 }
 
 // Limit returns the current limit.
-func (k *KneeAlgorithm) Limit() int { return toLimit(k.est) }
+func (k *kneeLimit) Limit() int { return toLimit(k.est) }
 
 // Estimate returns the unrounded estimate behind the limit.
-func (k *KneeAlgorithm) Estimate() float64 { return k.est }
+func (k *kneeLimit) Estimate() float64 { return k.est }
 
 // NoLoadLatency returns the no-load latency the algorithm has measured (0 before it has one).
-func (k *KneeAlgorithm) NoLoadLatency() time.Duration { return time.Duration(k.base) }
+func (k *kneeLimit) NoLoadLatency() time.Duration { return time.Duration(k.base) }
 
 // Update applies one window.
-func (k *KneeAlgorithm) Update(w WindowSummary) int {
+func (k *kneeLimit) Update(w WindowSummary) int {
 	if k.pooled.Samples > 0 {
 		w = pool(k.pooled, w)
 		k.pooled = WindowSummary{}
@@ -124,7 +124,7 @@ func (k *KneeAlgorithm) Update(w WindowSummary) int {
 // unresolved reports whether a window has too few samples for its mean latency to resolve the
 // largest tolerance (three standard deviations of it above kneeMaxTolerance), and shows no
 // clear overload that cannot wait: drops well above base's share, or latency far above base.
-func (k *KneeAlgorithm) unresolved(w WindowSummary) bool {
+func (k *kneeLimit) unresolved(w WindowSummary) bool {
 	n := float64(w.Samples)
 	sd := k.spread(n)
 	if 3*sd <= kneeMaxTolerance || w.Samples == 0 {
@@ -151,7 +151,7 @@ func pool(a, b WindowSummary) WindowSummary {
 	return b
 }
 
-func (k *KneeAlgorithm) decide(w WindowSummary) int {
+func (k *kneeLimit) decide(w WindowSummary) int {
 	lat := float64(max(1, w.AvgLatency))
 	cur := kneeWindow{
 		lat:       lat,
@@ -247,7 +247,7 @@ func (k *KneeAlgorithm) decide(w WindowSummary) int {
 // drained learns from a drain window: every replica lowered its limit by the same share at the
 // same time, so the response of latency is taken against that share, which all of them know
 // alike, and they all draw the same conclusion.
-func (k *KneeAlgorithm) drained(prev, cur kneeWindow, w WindowSummary, drops, tol float64) int {
+func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol float64) int {
 	lat := cur.lat
 	if k.depth == 0 {
 		// Watched, not drained: if latency fell clearly, other replicas drained and found
@@ -291,7 +291,7 @@ func (k *KneeAlgorithm) drained(prev, cur kneeWindow, w WindowSummary, drops, to
 }
 
 // grow moves the estimate by the window's latency over base.
-func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
+func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	if k.base == 0 {
 		return k.plan(w)
 	}
@@ -372,7 +372,7 @@ func (k *KneeAlgorithm) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 
 // usage returns what the limit effectively was in a window: the limit when it bound, the calls
 // in flight with the tolerance when it did not.
-func (k *KneeAlgorithm) usage(cur kneeWindow, tol float64) float64 {
+func (k *kneeLimit) usage(cur kneeWindow, tol float64) float64 {
 	if cur.binding {
 		return k.est
 	}
@@ -380,10 +380,10 @@ func (k *KneeAlgorithm) usage(cur kneeWindow, tol float64) float64 {
 }
 
 // cut lowers the estimate to v, by at most half.
-func (k *KneeAlgorithm) cut(v float64) { k.set(max(k.est*0.5, min(k.est, v))) }
+func (k *kneeLimit) cut(v float64) { k.set(max(k.est*0.5, min(k.est, v))) }
 
 // set moves the estimate to v, within the limits, and remembers the step.
-func (k *KneeAlgorithm) set(v float64) {
+func (k *kneeLimit) set(v float64) {
 	v = max(k.min, min(k.max, v))
 	if k.est > 0 {
 		k.step *= v / k.est
@@ -396,7 +396,7 @@ func (k *KneeAlgorithm) set(v float64) {
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. There is no drain while latency stays about base (nothing to learn) or while the
 // limit grows. A limit that does not bind drains from the calls in flight.
-func (k *KneeAlgorithm) plan(w WindowSummary) int {
+func (k *kneeLimit) plan(w WindowSummary) int {
 	cur := k.prev
 	tol := k.tolerance(cur)
 	quiet := 1 + tol/2 // latency within the tolerance's middle: nothing to learn from a drain
@@ -436,7 +436,7 @@ func (k *KneeAlgorithm) plan(w WindowSummary) int {
 // like windows in a row: the same limit, none a drain. It takes the second difference of their
 // latencies, which a steady drift of latency (heavier calls) does not move, as a difference of
 // two windows would. The spread of a window's mean is that over the square root of its samples.
-func (k *KneeAlgorithm) learnNoise(prev, cur kneeWindow) {
+func (k *kneeLimit) learnNoise(prev, cur kneeWindow) {
 	older := k.older
 	k.older = prev
 	if older.drain || prev.drain || cur.drain || older.n == 0 || prev.n == 0 || cur.n == 0 ||
@@ -467,7 +467,7 @@ func (k *KneeAlgorithm) learnNoise(prev, cur kneeWindow) {
 // a queue of kneeSlack calls over the limit, whichever is most, up to kneeMaxTolerance. The
 // last keeps a small limit from leaving workers idle between arrivals, and evens out replicas:
 // the smaller a share, the more it tolerates.
-func (k *KneeAlgorithm) tolerance(cur kneeWindow) float64 {
+func (k *kneeLimit) tolerance(cur kneeWindow) float64 {
 	if cur.n == 0 {
 		return kneeMaxTolerance
 	}
@@ -489,7 +489,7 @@ func (k *KneeAlgorithm) tolerance(cur kneeWindow) float64 {
 // (three standard deviations) counts only when the next one is off the same way: one noisy
 // window cannot move base, two in a row mean it moved. Consecutive measurements also give the
 // trend of base per window.
-func (k *KneeAlgorithm) observe(lat, drops, n float64) {
+func (k *kneeLimit) observe(lat, drops, n float64) {
 	r := k.spread(n)
 	r *= r
 	if k.base == 0 {
@@ -530,7 +530,7 @@ func (k *KneeAlgorithm) observe(lat, drops, n float64) {
 // spread returns the standard deviation of the logarithm of a window's mean latency: the spread
 // of one call's latency over the square root of the samples, with a floor for what the model
 // does not see.
-func (k *KneeAlgorithm) spread(n float64) float64 {
+func (k *kneeLimit) spread(n float64) float64 {
 	cv := k.noise
 	if k.noiseN == 0 {
 		cv = 1 // until measured: the spread of exponential service times
@@ -540,7 +540,7 @@ func (k *KneeAlgorithm) spread(n float64) float64 {
 
 // expected returns the no-load latency now: base moved along its trend, by at most
 // kneeTolerance, so that a trend that stopped misleads little until the next drain.
-func (k *KneeAlgorithm) expected() float64 {
+func (k *kneeLimit) expected() float64 {
 	d := max(-kneeTolerance, min(kneeTolerance, k.trend*float64(k.since)))
 	return k.base * math.Exp(d)
 }

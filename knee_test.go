@@ -32,9 +32,9 @@ const (
 	kneeProbeUp = 0.5                   // kneeProbe: the step up near the knee
 )
 
-func newKneeAlg(t *testing.T, cfg r4c.AdaptiveLimitConfig) *r4c.KneeAlgorithm {
+func newKneeAlg(t *testing.T, cfg r4c.AdaptiveLimitConfig) kneeAlg {
 	t.Helper()
-	return newAlgorithm[*r4c.KneeAlgorithm](t, r4c.Knee, cfg)
+	return newAlgorithm[kneeAlg](t, r4c.Knee, cfg)
 }
 
 // kneeModel is the dependency of the closed-loop tests: a knee of c calls and a no-load latency
@@ -66,7 +66,7 @@ func depWindow(limit int, c float64, s time.Duration, demand float64, k int) r4c
 
 // kneeRun feeds windows to a Knee on consecutive seconds of the grid.
 type kneeRun struct {
-	alg    *r4c.KneeAlgorithm
+	alg    kneeAlg
 	k      int           // windows fed so far
 	offset time.Duration // window k ends at kneeEpoch + offset + k seconds
 }

@@ -2,27 +2,6 @@ package r4c
 
 import "time"
 
-// Observer receives the events of a registry's policies: limit changes, rejections, timeouts,
-// retries, hedges and circuit breaker transitions. An admitted call that ends normally publishes
-// nothing, and a window that keeps its limit publishes nothing; but every rejection publishes an
-// EventRejected, so with an observer registered a rejection costs its Observe call (and the
-// building of the Event) where it otherwise costs a few nanoseconds. Without observers nothing
-// is built or called.
-//
-// Observe is called synchronously, in the goroutine of the call that caused the event (or of
-// the call that noticed it, for a breaker's transition out of the open state), after every lock
-// of the policy has been released. It must be fast and must not block; it may read snapshots.
-// Register observers with WithObserver.
-type Observer interface {
-	Observe(Event)
-}
-
-// ObserverFunc adapts a function to an Observer.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
-
 // EventType says what happened.
 type EventType uint8
 
@@ -75,8 +54,21 @@ const (
 	KindHedge          = "hedge"
 )
 
-// Event is one observed event. It is passed by value and allocates nothing. Fields that do not
-// apply to the event's type are zero.
+// Event is one event of a registry's policies, handed to the functions registered with
+// WithObserver: limit changes, rejections, timeouts, retries, hedges and circuit breaker
+// transitions. It is passed by value and allocates nothing. Fields that do not apply to the
+// event's type are zero.
+//
+// An admitted call that ends normally publishes nothing, and a window that keeps its limit
+// publishes nothing; but every rejection publishes an EventRejected, so with an observer
+// registered a rejection costs the observer's call (and the building of the Event) where it
+// otherwise costs a few nanoseconds. Without observers nothing is built or called.
+//
+// Observers are called synchronously, in the goroutine of the call that caused the event (or of
+// the call that noticed it, for a breaker's transition out of the open state), after every lock
+// of the policy has been released. They must be fast and must not block; they may read
+// snapshots. A panic in an observer is recovered and never reaches the policy (its state stays
+// whole): the first is logged, all are counted in Snapshot().ObserverPanics.
 type Event struct {
 	Type     EventType
 	Kind     string // the policy kind: KindAdaptiveLimit, ...

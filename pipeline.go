@@ -76,20 +76,20 @@ func pipelineOwner(id string) string {
 // A policy given with Shared(otherID, cfg) has the instance id otherID instead.
 func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeline[T], error) {
 	if reg == nil {
-		return nil, &ConfigError{Code: CodeNilRegistry, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil: make one with NewRegistry", quote(id))}
+		return nil, &ConfigError{Code: codeNilRegistry, Instance: id, Msg: fmt.Sprintf("NewPipeline(%s): the registry is nil: make one with NewRegistry", quote(id))}
 	}
 	if id == "" {
-		return nil, &ConfigError{Code: CodeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
+		return nil, &ConfigError{Code: codeInvalidSetting, Key: "id", Msg: "NewPipeline: the instance id is empty"}
 	}
 	var fallback *FallbackConfig[T]
 	ps, err := reg.resolvePolicies(id, pipelineOwner(id), cfgs, func(fb fallbackConfig) error {
 		f, ok := fb.(FallbackConfig[T])
 		if !ok {
-			return &ConfigError{Code: CodeBadFallback, Instance: id, Policy: "fallback",
+			return &ConfigError{Code: codeBadFallback, Instance: id, Policy: "fallback",
 				Msg: fmt.Sprintf("instance %s: the fallback returns %v, the pipeline %v", quote(id), fb.fallbackType(), reflect.TypeFor[T]())}
 		}
 		if f.Fn == nil {
-			return &ConfigError{Code: CodeBadFallback, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
+			return &ConfigError{Code: codeBadFallback, Instance: id, Policy: "fallback", Key: "fn", Value: "nil",
 				Msg: fmt.Sprintf("instance %s: the fallback function is nil", quote(id))}
 		}
 		if _, err := checkErrorList(f.On, "instance "+quote(id), "fallback", "on"); err != nil {
@@ -124,11 +124,11 @@ func (p *Pipeline[T]) ID() string { return p.id }
 
 func (p *Pipeline[T]) checkCall(ctx context.Context, fnNil bool) error {
 	if ctx == nil {
-		return &ConfigError{Code: CodeBadCall, Instance: p.id, Key: "ctx", Value: "nil",
+		return &ConfigError{Code: codeBadCall, Instance: p.id, Key: "ctx", Value: "nil",
 			Msg: fmt.Sprintf("pipeline %s: the context is nil: the library never substitutes one", quote(p.id))}
 	}
 	if fnNil {
-		return &ConfigError{Code: CodeBadCall, Instance: p.id, Key: "fn", Value: "nil",
+		return &ConfigError{Code: codeBadCall, Instance: p.id, Key: "fn", Value: "nil",
 			Msg: fmt.Sprintf("pipeline %s: the function is nil", quote(p.id))}
 	}
 	return nil

@@ -33,23 +33,23 @@ func (r *Registry) resolvePolicies(id, owner string, cfgs []PolicyConfig, checkF
 		}
 		if s, ok := c.(sharedConfig); ok {
 			if s.id == "" || isNil(s.cfg) {
-				return ps, &ConfigError{Code: CodeInvalidSetting, Instance: id, Key: "id",
+				return ps, &ConfigError{Code: codeInvalidSetting, Instance: id, Key: "id",
 					Msg: fmt.Sprintf("%s: r4c.Shared needs an instance id and a config", scope)}
 			}
 			if ids == nil {
 				ids = map[string]string{}
 			}
-			ids[s.cfg.PolicyName()] = s.id
+			ids[s.cfg.policyName()] = s.id
 			c = s.cfg
 		}
 		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer {
 			c = v.Elem().Interface().(PolicyConfig)
 		}
-		if _, dup := byName[c.PolicyName()]; dup {
-			return ps, &ConfigError{Code: CodeDuplicatePolicy, Instance: id, Policy: c.PolicyName(),
-				Msg: fmt.Sprintf("%s: %s is given twice", scope, c.PolicyName())}
+		if _, dup := byName[c.policyName()]; dup {
+			return ps, &ConfigError{Code: codeDuplicatePolicy, Instance: id, Policy: c.policyName(),
+				Msg: fmt.Sprintf("%s: %s is given twice", scope, c.policyName())}
 		}
-		byName[c.PolicyName()] = c
+		byName[c.policyName()] = c
 		if f, ok := c.(fallbackConfig); ok {
 			fb = f
 		}
@@ -107,16 +107,16 @@ type sharedConfig struct {
 	cfg PolicyConfig
 }
 
-// PolicyName returns the name of the shared policy.
-func (s sharedConfig) PolicyName() string {
+// policyName returns the name of the shared policy.
+func (s sharedConfig) policyName() string {
 	if isNil(s.cfg) {
 		return ""
 	}
-	return s.cfg.PolicyName()
+	return s.cfg.policyName()
 }
 
 func (s sharedConfig) addTo(_ layer, scope string, _ bool) error {
-	return &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: s.PolicyName(), Key: "id", Value: s.id,
+	return &ConfigError{Code: codeInvalidSetting, Instance: scopeID(scope), Policy: s.policyName(), Key: "id", Value: s.id,
 		Msg: fmt.Sprintf("%s: r4c.Shared is for NewPipeline: a registry layer configures instances by their own ids", scope)}
 }
 

@@ -27,8 +27,8 @@ type RateLimiterConfig struct {
 
 const policyRateLimiter = "rateLimiter"
 
-// PolicyName returns "rateLimiter".
-func (RateLimiterConfig) PolicyName() string { return policyRateLimiter }
+// policyName returns "rateLimiter".
+func (RateLimiterConfig) policyName() string { return policyRateLimiter }
 
 func (c RateLimiterConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&rateLimiterSpec, c, l, scope, named)
@@ -45,10 +45,10 @@ var rateLimiterSpec = policySpec[RateLimiterConfig]{
 	named:    func(c *RateLimiterConfig) *string { return &c.Config },
 	settings: []setting[RateLimiterConfig]{
 		intSetting("limit", "at least 1",
-			func(c *RateLimiterConfig) *int { return &c.Limit }, atLeastOne, CodeLimitBelowOne).eg("100").
+			func(c *RateLimiterConfig) *int { return &c.Limit }, atLeastOne, codeLimitBelowOne).eg("100").
 			describe("How many calls may start per period."),
 		durationSetting("period", "a positive duration",
-			func(c *RateLimiterConfig) *time.Duration { return &c.Period }, positive, CodeInvalidSetting).eg("500ms").
+			func(c *RateLimiterConfig) *time.Duration { return &c.Period }, positive, codeInvalidSetting).eg("500ms").
 			describe("The length of a period; permits refresh at each period's start."),
 		waitSetting("maxWait", func(c *RateLimiterConfig) *time.Duration { return &c.MaxWait }).eg("50ms").
 			describe("How long a call waits for a permit; 0 rejects at once."),
@@ -214,9 +214,6 @@ func (h *RateLimiterHandle) reject() error {
 	}
 	return h.rejection
 }
-
-// ID returns the instance id.
-func (h *RateLimiterHandle) ID() string { return h.id }
 
 // Config returns the instance's resolved configuration.
 func (h *RateLimiterHandle) Config() RateLimiterConfig { return h.cfg }

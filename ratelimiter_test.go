@@ -380,11 +380,11 @@ func TestRateLimiterCancelledWaitGivesThePermitBack(t *testing.T) {
 func TestRateLimiterEventsAndSnapshot(t *testing.T) {
 	var mu sync.Mutex
 	var events []r4c.Event
-	reg, clock := newRegistry(t, r4c.WithObserver(r4c.ObserverFunc(func(e r4c.Event) {
+	reg, clock := newRegistry(t, r4c.WithObserver(func(e r4c.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
-	})))
+	}))
 	p := newPipeline[string](t, reg, "api", r4c.RateLimiterConfig{Limit: 2, Period: time.Minute, MaxWait: time.Minute})
 	h := rlHandle(t, reg, "api")
 	rlExpectAdmitted(t, p, "first")

@@ -21,7 +21,7 @@ type Registry struct {
 	systemClock    bool
 	instanceKeys   []instanceKey     // instance-level external keys, for Check
 	sources        map[string]string // where each setting of each layer came from, for messages
-	observers      []Observer
+	observers      []func(Event)
 	observed       bool
 	observerPanics atomic.Int64
 
@@ -52,7 +52,7 @@ func addToLayer[C any](spec *policySpec[C], c C, l layer, scope string, named bo
 		return err
 	}
 	if n := *spec.named(&c); n != "" && named {
-		return &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Policy: spec.name, Key: "config", Value: n,
+		return &ConfigError{Code: codeInvalidSetting, Instance: scopeID(scope), Policy: spec.name, Key: "config", Value: n,
 			Msg: fmt.Sprintf("%s: %s.config = %s is invalid: a named configuration cannot name another", scope, spec.name, n)}
 	}
 	prev, _ := l[spec.name].(C)
@@ -72,7 +72,7 @@ type registryBuilder struct {
 func WithClock(c Clock) Option {
 	return func(b *registryBuilder) {
 		if c == nil {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: "clock", Value: "nil", Msg: "WithClock: the clock is nil"})
+			b.errs = append(b.errs, &ConfigError{Code: codeInvalidSetting, Key: "clock", Value: "nil", Msg: "WithClock: the clock is nil"})
 			return
 		}
 		b.r.clock = c
@@ -107,7 +107,7 @@ func WithInstance(id string, cfgs ...PolicyConfig) Option {
 // addNamedLayer adds cfgs to the layer name of m (named configurations or instance overrides).
 func (b *registryBuilder) addNamedLayer(m map[string]layer, kind, emptyMsg, name string, cfgs []PolicyConfig) {
 	if name == "" {
-		b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: kind, Msg: emptyMsg})
+		b.errs = append(b.errs, &ConfigError{Code: codeInvalidSetting, Key: kind, Msg: emptyMsg})
 		return
 	}
 	l := m[name]
@@ -122,18 +122,18 @@ func (b *registryBuilder) addNamedLayer(m map[string]layer, kind, emptyMsg, name
 	b.addLayer(l, kind+" "+quote(name), source, kind == "config", cfgs)
 }
 
-// WithObserver registers an observer of the registry's events (limit changes, rejections,
-// circuit breaker transitions). A nil observer (or ObserverFunc(nil)) is an error of
-// NewRegistry. Observers run synchronously; a panic in one is recovered and never reaches the
+// WithObserver registers fn as an observer of the registry's events (limit changes,
+// rejections, timeouts, retries, hedges, circuit breaker transitions; see Event for when and
+// where it is called, and what it costs). A nil fn is an error of NewRegistry. Observers run synchronously; a panic in one is recovered and never reaches the
 // policy (its state stays whole): the first is logged, all are counted in
 // Snapshot().ObserverPanics.
-func WithObserver(o Observer) Option {
+func WithObserver(fn func(Event)) Option {
 	return func(b *registryBuilder) {
-		if isNil(o) {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Key: "observer", Value: "nil", Msg: "WithObserver: the observer is nil"})
+		if fn == nil {
+			b.errs = append(b.errs, &ConfigError{Code: codeInvalidSetting, Key: "observer", Value: "nil", Msg: "WithObserver: the observer is nil"})
 			return
 		}
-		b.r.observers = append(b.r.observers, o)
+		b.r.observers = append(b.r.observers, fn)
 		b.r.observed = true
 	}
 }
@@ -146,7 +146,7 @@ func (b *registryBuilder) addLayer(l layer, scope, source string, named bool, cf
 			continue
 		}
 		if _, ok := c.(fallbackConfig); ok {
-			b.errs = append(b.errs, &ConfigError{Code: CodeBadFallback, Instance: scopeID(scope), Policy: "fallback",
+			b.errs = append(b.errs, &ConfigError{Code: codeBadFallback, Instance: scopeID(scope), Policy: "fallback",
 				Msg: scope + ": a fallback is a function of one pipeline: give it to NewPipeline, not to the registry"})
 			continue
 		}
@@ -155,9 +155,9 @@ func (b *registryBuilder) addLayer(l layer, scope, source string, named bool, cf
 			continue
 		}
 		for _, sp := range allSpecs {
-			if sp.policyName() == c.PolicyName() {
+			if sp.policyName() == c.policyName() {
 				for _, k := range sp.setKeys(c) {
-					b.r.setSource(scope, c.PolicyName(), k, source)
+					b.r.setSource(scope, c.policyName(), k, source)
 				}
 			}
 		}
@@ -190,7 +190,7 @@ func isNil(c any) bool {
 }
 
 func nilConfigError(scope string) error {
-	return &ConfigError{Code: CodeInvalidSetting, Instance: scopeID(scope), Value: "nil", Msg: scope + ": a policy config is nil"}
+	return &ConfigError{Code: codeInvalidSetting, Instance: scopeID(scope), Value: "nil", Msg: scope + ": a policy config is nil"}
 }
 
 // NewRegistry builds a registry from the options. Every invalid option is reported, joined, in
@@ -207,7 +207,7 @@ func NewRegistry(opts ...Option) (*Registry, error) {
 	b := &registryBuilder{r: r}
 	for _, o := range opts {
 		if isNil(o) {
-			b.errs = append(b.errs, &ConfigError{Code: CodeInvalidSetting, Msg: "NewRegistry: an option is nil"})
+			b.errs = append(b.errs, &ConfigError{Code: codeInvalidSetting, Msg: "NewRegistry: an option is nil"})
 			continue
 		}
 		o(b)
@@ -233,7 +233,7 @@ func NewRegistry(opts ...Option) (*Registry, error) {
 }
 
 func unknownConfigError(scope, policy, name string) error {
-	return &ConfigError{Code: CodeUnknownConfig, Instance: scopeID(scope), Policy: policy, Key: "config", Value: name,
+	return &ConfigError{Code: codeUnknownConfig, Instance: scopeID(scope), Policy: policy, Key: "config", Value: name,
 		Msg: fmt.Sprintf("%s: %s.config = %s is unknown: no WithConfig(%s, ...) was registered", scope, policy, name, quote(name))}
 }
 
@@ -365,7 +365,7 @@ func conflictError(id, first, second, policy, diff string) error {
 	} else {
 		who = fmt.Sprintf("already exists with different %s settings", policy)
 	}
-	return &ConfigError{Code: CodeConflict, Instance: id, Policy: policy,
+	return &ConfigError{Code: codeConflict, Instance: id, Policy: policy,
 		Msg: fmt.Sprintf("instance %s %s: %s", quote(id), who, diff)}
 }
 
@@ -380,7 +380,7 @@ func lookup[H any](r *Registry, policy, id string) (H, error) {
 	r.mu.Unlock()
 	if !ok {
 		var zero H
-		return zero, &ConfigError{Code: CodeUnknownInstance, Instance: id, Policy: policy,
+		return zero, &ConfigError{Code: codeUnknownInstance, Instance: id, Policy: policy,
 			Msg: fmt.Sprintf("no %s instance %s in this registry: it exists once a pipeline or wrapper using it is built", policy, quote(id))}
 	}
 	return e.handle.(H), nil
@@ -447,7 +447,7 @@ func (r *Registry) publish(e Event) {
 // observe hands e to o. A panic in an observer never reaches the policy that published the event
 // (whose state must stay whole): it is recovered, counted (Snapshot.ObserverPanics), and the
 // first one of the registry is logged.
-func (r *Registry) observe(o Observer, e Event) {
+func (r *Registry) observe(o func(Event), e Event) {
 	defer func() {
 		if p := recover(); p != nil {
 			if r.observerPanics.Add(1) == 1 {
@@ -456,7 +456,7 @@ func (r *Registry) observe(o Observer, e Event) {
 			}
 		}
 	}()
-	o.Observe(e)
+	o(e)
 }
 
 // instanceKey is an instance-level key of external configuration, and where it came from.
@@ -502,7 +502,7 @@ func (r *Registry) Check() error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return &ConfigError{Code: CodeUnmatchedKey,
+	return &ConfigError{Code: codeUnmatchedKey,
 		Msg: fmt.Sprintf("%d external key(s) matched nothing: %s", len(problems), strings.Join(problems, "; "))}
 }
 

@@ -231,7 +231,7 @@ func TestUnknownInstanceAndNilRegistry(t *testing.T) {
 	if r4c.ErrorCode(err) != "R4C-REG-009" || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("%v", err)
 	}
-	if _, err := r4c.NewPipeline[string](nil, "x"); r4c.ErrorCode(err) != r4c.CodeNilRegistry {
+	if _, err := r4c.NewPipeline[string](nil, "x"); r4c.ErrorCode(err) != "R4C-REG-010" {
 		t.Fatalf("%v", err)
 	}
 	if r4c.ErrorCode(nil) != "" || r4c.ErrorCode(errors.New("plain")) != "" {
@@ -259,11 +259,11 @@ func TestSnapshotListsEveryInstanceSorted(t *testing.T) {
 func TestObserversSeeOnlyRareEvents(t *testing.T) {
 	var mu sync.Mutex
 	var events []r4c.Event
-	reg, clock := newRegistry(t, r4c.WithObserver(r4c.ObserverFunc(func(e r4c.Event) {
+	reg, clock := newRegistry(t, r4c.WithObserver(func(e r4c.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
-	})))
+	}))
 	cfg := aimd
 	cfg.InitialLimit = 1
 	cfg.MinLimit = 1
@@ -312,10 +312,10 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, code := range []string{r4c.CodeBadDuration, r4c.CodeBadAttribute, r4c.CodeLimitBelowOne, r4c.CodeOutOfOrder,
-		r4c.CodeInvalidSetting, r4c.CodeUnknownConfig, r4c.CodeConflict, r4c.CodeUnknownInstance, r4c.CodeNilRegistry,
-		r4c.CodeBadFallback, r4c.CodeNoWrapper, r4c.CodeDuplicatePolicy,
-		r4c.CodeUnknownKey, r4c.CodeInvalidValue, r4c.CodeUnmatchedKey, r4c.CodeBadCall} {
+	for _, code := range []string{"R4C-ATR-001", "R4C-ATR-002", "R4C-ATR-003", "R4C-ATR-009",
+		"R4C-REG-001", "R4C-REG-004", "R4C-REG-008", "R4C-REG-009", "R4C-REG-010",
+		"R4C-REG-011", "R4C-REG-012", "R4C-REG-013",
+		"R4C-CFG-001", "R4C-CFG-002", "R4C-CFG-003", "R4C-CALL-001"} {
 		if !strings.Contains(string(doc), "## "+code+":") {
 			t.Errorf("docs/errors.md has no section for %s", code)
 		}

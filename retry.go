@@ -40,8 +40,8 @@ const NoJitter = -1.0
 
 const policyRetry = "retry"
 
-// PolicyName returns "retry".
-func (RetryConfig) PolicyName() string { return policyRetry }
+// policyName returns "retry".
+func (RetryConfig) policyName() string { return policyRetry }
 
 func (c RetryConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&retrySpec, c, l, scope, named)
@@ -59,7 +59,7 @@ var retrySpec = policySpec[RetryConfig]{
 	named: func(c *RetryConfig) *string { return &c.Config },
 	settings: []setting[RetryConfig]{
 		intSetting("maxAttempts", "at least 1",
-			func(c *RetryConfig) *int { return &c.MaxAttempts }, atLeastOne, CodeLimitBelowOne).eg("5").
+			func(c *RetryConfig) *int { return &c.MaxAttempts }, atLeastOne, codeLimitBelowOne).eg("5").
 			describe("The number of attempts, the first one included."),
 		waitSetting("wait", func(c *RetryConfig) *time.Duration { return &c.Wait }).eg("1s").
 			describe("The wait before the first retry (0 retries at once); it is spent outside every inner policy and holds no slot."),
@@ -113,9 +113,6 @@ func newRetry(reg *Registry, id string) func(RetryConfig) *RetryHandle {
 			maxWait: effectiveWait(cfg.MaxWait), clock: reg.clock, reg: reg}
 	}
 }
-
-// ID returns the instance id.
-func (h *RetryHandle) ID() string { return h.id }
 
 // Config returns the instance's resolved configuration.
 func (h *RetryHandle) Config() RetryConfig { return h.cfg }

@@ -33,7 +33,7 @@ func (l *eventLog) of(typ r4c.EventType) []r4c.Event {
 
 func TestRetryBacksOffExponentiallyWithACap(t *testing.T) {
 	log := &eventLog{}
-	reg, clock := newRegistry(t, r4c.WithObserver(log))
+	reg, clock := newRegistry(t, r4c.WithObserver(log.Observe))
 	p := newPipeline[string](t, reg, "r", r4c.RetryConfig{MaxAttempts: 5, Wait: 100 * time.Millisecond, Multiplier: 2, MaxWait: 300 * time.Millisecond})
 	var attempts atomic.Int64
 	done := start(p, context.Background(), func(context.Context) (string, error) {
@@ -144,7 +144,7 @@ func TestRetryStopsWhenTheCallerCancels(t *testing.T) {
 
 func TestRetryJitterStaysWithinBounds(t *testing.T) {
 	log := &eventLog{}
-	reg, clock := newRegistry(t, r4c.WithObserver(log))
+	reg, clock := newRegistry(t, r4c.WithObserver(log.Observe))
 	p := newPipeline[string](t, reg, "r", r4c.RetryConfig{MaxAttempts: 50, Wait: time.Second, Jitter: 0.25})
 	done := start(p, context.Background(), func(context.Context) (string, error) { return "", errOverloaded })
 	for i := 0; i < 49; i++ {

@@ -201,7 +201,7 @@ func intSetting[C any](key, valid string, f func(*C) *int, ok func(int) bool, co
 		parse: func(c *C, text string) (string, string, bool) {
 			v, err := strconv.Atoi(text)
 			*f(c) = v
-			return CodeInvalidValue, "an integer", err == nil
+			return codeInvalidValue, "an integer", err == nil
 		},
 		key: key, valid: valid,
 		format: func(c *C) string {
@@ -221,7 +221,7 @@ func floatSetting[C any](key, valid string, f func(*C) *float64, ok func(float64
 		parse: func(c *C, text string) (string, string, bool) {
 			v, err := strconv.ParseFloat(text, 64)
 			*f(c) = v
-			return CodeInvalidValue, "a number", err == nil
+			return codeInvalidValue, "a number", err == nil
 		},
 		key: key, valid: valid,
 		format: func(c *C) string {
@@ -232,7 +232,7 @@ func floatSetting[C any](key, valid string, f func(*C) *float64, ok func(float64
 		},
 		isSet: func(c *C) bool { return *f(c) != 0 },
 		copy:  func(d, s *C) { *f(d) = *f(s) },
-		check: func(c *C) (string, bool) { v := *f(c); return CodeInvalidSetting, ok(v) && !math.IsNaN(v) },
+		check: func(c *C) (string, bool) { v := *f(c); return codeInvalidSetting, ok(v) && !math.IsNaN(v) },
 	}
 }
 
@@ -241,7 +241,7 @@ func durationSetting[C any](key, valid string, f func(*C) *time.Duration, ok fun
 		parse: func(c *C, text string) (string, string, bool) {
 			v, err := time.ParseDuration(text)
 			*f(c) = v
-			return CodeBadDuration, "a duration in Go syntax, such as 500ms, 2s or 1m30s", err == nil
+			return codeBadDuration, "a duration in Go syntax, such as 500ms, 2s or 1m30s", err == nil
 		},
 		key: key, valid: valid,
 		format: func(c *C) string {
@@ -266,7 +266,7 @@ func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
 				}
 				e, ok := lookupError(name)
 				if !ok {
-					return CodeInvalidValue, "error names registered with r4c.RegisterError (" + name + " is not)", false
+					return codeInvalidValue, "error names registered with r4c.RegisterError (" + name + " is not)", false
 				}
 				errs = append(errs, e)
 			}
@@ -280,7 +280,7 @@ func errorsSetting[C any](key, valid string, f func(*C) *[]error) setting[C] {
 		check: func(c *C) (string, bool) {
 			for _, e := range *f(c) {
 				if e == nil {
-					return CodeInvalidSetting, false
+					return codeInvalidSetting, false
 				}
 			}
 			return "", true
@@ -304,13 +304,13 @@ func boolSetting[C any](key string, f func(*C) *Toggle, doc string) setting[C] {
 			if v {
 				*f(c) = On
 			}
-			return CodeInvalidValue, "true or false", err == nil
+			return codeInvalidValue, "true or false", err == nil
 		},
 		key: key, valid: "true or false", doc: doc,
 		format: func(c *C) string { return f(c).String() },
 		isSet:  func(c *C) bool { return *f(c) != 0 },
 		copy:   func(d, s *C) { *f(d) = *f(s) },
-		check:  func(c *C) (string, bool) { return CodeInvalidSetting, *f(c) == On || *f(c) == Off },
+		check:  func(c *C) (string, bool) { return codeInvalidSetting, *f(c) == On || *f(c) == Off },
 	}
 }
 
@@ -414,7 +414,7 @@ func quote(s string) string { return strconv.Quote(s) }
 func checkErrorList(errs []error, scope, policy, key string) ([]error, error) {
 	for _, e := range errs {
 		if e == nil {
-			return nil, settingError(CodeInvalidSetting, scope, policy, key, formatErrors(errs), "a list of errors, matched with errors.Is; no nil entries")
+			return nil, settingError(codeInvalidSetting, scope, policy, key, formatErrors(errs), "a list of errors, matched with errors.Is; no nil entries")
 		}
 	}
 	return errs, nil

@@ -20,8 +20,8 @@ type TimeoutConfig struct {
 
 const policyTimeout = "timeout"
 
-// PolicyName returns "timeout".
-func (TimeoutConfig) PolicyName() string { return policyTimeout }
+// policyName returns "timeout".
+func (TimeoutConfig) policyName() string { return policyTimeout }
 
 func (c TimeoutConfig) addTo(l layer, scope string, named bool) error {
 	return addToLayer(&timeoutSpec, c, l, scope, named)
@@ -38,7 +38,7 @@ var timeoutSpec = policySpec[TimeoutConfig]{
 	named:    func(c *TimeoutConfig) *string { return &c.Config },
 	settings: []setting[TimeoutConfig]{
 		durationSetting("timeout", "a positive duration",
-			func(c *TimeoutConfig) *time.Duration { return &c.Timeout }, positive, CodeInvalidSetting).eg("2s").
+			func(c *TimeoutConfig) *time.Duration { return &c.Timeout }, positive, codeInvalidSetting).eg("2s").
 			describe("How long a call may run before it fails with ErrCallTimeout and its context is cancelled."),
 		toggleSetting(func(c *TimeoutConfig) *Toggle { return &c.Enabled }, "false disables the timeout."),
 	},
@@ -63,9 +63,6 @@ func newTimeout(reg *Registry, id string) func(TimeoutConfig) *TimeoutHandle {
 				msg: fmt.Sprintf("r4c: call timed out after %v (timeout %q)", cfg.Timeout, id)}}}
 	}
 }
-
-// ID returns the instance id.
-func (h *TimeoutHandle) ID() string { return h.id }
 
 // Config returns the instance's resolved configuration.
 func (h *TimeoutHandle) Config() TimeoutConfig { return h.cfg }

@@ -27,7 +27,7 @@ func waitPending(t *testing.T, clock *r4ctest.ManualClock, n int) {
 
 func TestTimeoutFiresAtTheDeadlineAndCancelsTheContext(t *testing.T) {
 	var events []r4c.Event
-	reg, clock := newRegistry(t, r4c.WithObserver(r4c.ObserverFunc(func(e r4c.Event) { events = append(events, e) })))
+	reg, clock := newRegistry(t, r4c.WithObserver(func(e r4c.Event) { events = append(events, e) }))
 	p := newPipeline[string](t, reg, "slow", r4c.TimeoutConfig{Timeout: 2 * time.Second})
 	fnCtx := make(chan context.Context, 1)
 	done := start(p, context.Background(), func(ctx context.Context) (string, error) {

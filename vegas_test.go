@@ -17,9 +17,9 @@ import (
 
 const ms = time.Millisecond
 
-func newVegas(t *testing.T, cfg r4c.AdaptiveLimitConfig) *r4c.VegasAlgorithm {
+func newVegas(t *testing.T, cfg r4c.AdaptiveLimitConfig) vegasAlg {
 	t.Helper()
-	return newAlgorithm[*r4c.VegasAlgorithm](t, r4c.Vegas, cfg)
+	return newAlgorithm[vegasAlg](t, r4c.Vegas, cfg)
 }
 
 // newAlgorithm returns the standalone algorithm alg, configured by cfg, as its concrete type A.
@@ -38,7 +38,7 @@ func newAlgorithm[A r4c.AdaptiveAlgorithm](t *testing.T, alg r4c.LimitAlgorithm,
 }
 
 // vegasAt returns a Vegas of limit initial (MaxLimit 5000) whose no-load latency is 10ms.
-func vegasAt(t *testing.T, initial int, cfg r4c.AdaptiveLimitConfig) *r4c.VegasAlgorithm {
+func vegasAt(t *testing.T, initial int, cfg r4c.AdaptiveLimitConfig) vegasAlg {
 	t.Helper()
 	cfg.InitialLimit = initial
 	if cfg.MaxLimit == 0 {
@@ -54,7 +54,7 @@ func window(rtt time.Duration, inflight int, drop bool) r4c.WindowSummary {
 }
 
 // expectVegas checks the limit, the estimate (bit for bit) and the no-load latency.
-func expectVegas(t *testing.T, v *r4c.VegasAlgorithm, what string, est float64, noLoad time.Duration) {
+func expectVegas(t *testing.T, v vegasAlg, what string, est float64, noLoad time.Duration) {
 	t.Helper()
 	if math.Float64bits(v.Estimate()) != math.Float64bits(est) || v.Limit() != int(est) || v.NoLoadLatency() != noLoad {
 		t.Fatalf("%s: estimate %v, limit %d, no-load %v; want %v, %d, %v", what, v.Estimate(), v.Limit(), v.NoLoadLatency(), est, int(est), noLoad)
