@@ -65,6 +65,8 @@ type AdaptiveLimitHandle struct {
 	windowLatency time.Duration
 	windowSamples int64
 	limitChanges  int64
+	samples       int64 // samples of the completed windows
+	drops         int64 // drops of the completed windows
 }
 
 // The packed window word: the low countBits bits count samples, the high bits sum their
@@ -274,6 +276,8 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	}
 	l.limit.Store(limit)
 	l.maxInFlight.Store(l.inFlight.Load())
+	l.samples += count
+	l.drops += l.spillDrops
 	l.spillSum, l.spillCount, l.spillDrop, l.spillDrops = 0, 0, false, 0
 	l.windowStart, l.rejectedStart = now, rejected
 	l.windowEnd.Store(now + l.windowNanos)
@@ -346,6 +350,10 @@ type AdaptiveLimitSnapshot struct {
 	Rejected int64
 	// LimitChanges counts windows after which the limit changed.
 	LimitChanges int64
+	// Samples and Drops count the samples of the completed windows, and the drops among them
+	// (calls that ended with an error in DropOn). They grow when a window ends: the samples of
+	// the current window are not in them yet.
+	Samples, Drops int64
 	// Estimate is the algorithm's unrounded estimate (Gradient2, Vegas); equal to Limit for AIMD.
 	Estimate float64
 	// GuardedWindows counts the windows that Gradient2's drop guard (AdaptiveLimitConfig.DropGuard)
@@ -365,7 +373,7 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		Limit: int(l.limit.Load()), InFlight: int(l.inFlight.Load()),
 		MinLimit: l.cfg.MinLimit, MaxLimit: l.cfg.MaxLimit,
 		Windows: l.windows, WindowLatency: l.windowLatency, WindowSamples: l.windowSamples,
-		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges,
+		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges, Samples: l.samples, Drops: l.drops,
 		Estimate: float64(l.limit.Load()), GuardedWindows: l.guarded,
 	}
 	if e, ok := l.alg.(estimator); ok {

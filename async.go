@@ -40,6 +40,8 @@ type asyncCall[T any] struct {
 
 	mu       sync.Mutex
 	ended    bool // the call's result is decided (or it was cancelled)
+	retrying bool // retryNow is starting attempts (see retryNow)
+	again    int  // a group whose next attempt retryNow must start, 0 if none
 	attempts int  // retry: attempts (each a group of hedged attempts) started
 	group    int  // the current group, from 1: timers of an earlier group do nothing
 	launched int  // hedge: attempts launched in the current group
@@ -143,9 +145,6 @@ func (p *Pipeline[T]) executeAsync(ctx context.Context, fn func(context.Context)
 	c.mu.Unlock()
 	if p.hedge != nil {
 		p.hedge.calls.Add(1)
-	}
-	if p.retry != nil {
-		p.retry.calls.Add(1)
 	}
 	if p.admitsFirst {
 		a.afterAdmission(true)
@@ -563,6 +562,11 @@ func (c *asyncCall[T]) attemptEnded(a *asyncAttempt[T], v T, err error, how atte
 			c.delay = nil
 		}
 		g := c.group
+		if wait <= 0 {
+			c.mu.Unlock()
+			c.retryNow(g)
+			return
+		}
 		c.backoff = p.reg.clock.AfterFunc(wait, func() { c.retry(g) })
 		c.mu.Unlock()
 		return
@@ -589,7 +593,11 @@ func (c *asyncCall[T]) forget(a *asyncAttempt[T]) {
 func (c *asyncCall[T]) decide(v T, err error) {
 	c.ended = true
 	others := c.takeRunning()
+	attempts := c.attempts
 	c.mu.Unlock()
+	if r := c.p.retry; r != nil {
+		r.ended(attempts, err)
+	}
 	for _, o := range others {
 		o.end(zero[T](), errCallCancelled, endCancelled)
 	}
@@ -656,12 +664,38 @@ func (c *asyncCall[T]) cancelCall(err error) {
 	}
 	c.ended = true
 	running := c.takeRunning()
+	attempts := c.attempts
 	c.mu.Unlock()
+	if r := c.p.retry; r != nil {
+		r.ended(attempts, err)
+	}
 	for _, a := range running {
 		a.end(zero[T](), errCallCancelled, endCancelled)
 	}
 	c.unwatch()
 	c.out.finish(zero[T](), err, false) // a no-op when its holder's Cancel or Complete brought us here
+}
+
+// retryNow starts the next attempt of group at once (a retry without wait), as Execute does,
+// not at the clock's next tick. An attempt that fails while it starts would otherwise recurse
+// into the next one, MaxAttempts deep: the attempts are started in a loop instead, by whichever
+// goroutine is in it.
+func (c *asyncCall[T]) retryNow(group int) {
+	c.mu.Lock()
+	if c.retrying {
+		c.again = group
+		c.mu.Unlock()
+		return
+	}
+	c.retrying = true
+	for group != 0 {
+		c.mu.Unlock()
+		c.retry(group)
+		c.mu.Lock()
+		group, c.again = c.again, 0
+	}
+	c.retrying = false
+	c.mu.Unlock()
 }
 
 // retry starts the next attempt once the retry's wait is over.

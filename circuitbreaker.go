@@ -180,6 +180,9 @@ type CircuitBreakerHandle struct {
 	need         int     // outcomes needed before the rates count in the current metrics
 	trials       int     // half-open: trial permissions handed out and not given back
 	stateChanges int64
+	// Outcomes of every call that ended since the instance was created (the snapshot's
+	// Successful, Failed, Ignored and Slow).
+	successful, failedTotal, ignored, slowTotal int64
 }
 
 // Outcome bits in the ring buffer.
@@ -359,6 +362,15 @@ func (h *CircuitBreakerHandle) release(p cbPermit, o cbOutcome) {
 		}
 	}
 	h.mu.Lock()
+	switch o {
+	case cbSuccess:
+		h.successful++
+	case cbFailure:
+		h.failedTotal++
+	default:
+		h.ignored++
+	}
+	h.slowTotal += int64(bits&cbSlow) >> 1
 	if h.stateGen.Load() != p.gen {
 		h.mu.Unlock() // admitted before a state change or a reset: nothing to record
 		return
@@ -443,6 +455,12 @@ type CircuitBreakerSnapshot struct {
 	NotPermitted int64
 	// StateChanges is how many state changes happened since the instance was created.
 	StateChanges int64
+	// Successful, Failed and Ignored count the admitted calls that ended since the instance was
+	// created, by how the breaker classified them (RecordOn, IgnoreOn; a caller's cancellation
+	// is ignored); Slow counts those among the successful and failed that took at least
+	// SlowCallDuration. Unlike the metrics above, Reset keeps them, and they include calls that
+	// ended after a state change (which the new state does not record).
+	Successful, Failed, Ignored, Slow int64
 }
 
 // Snapshot returns the breaker's state and metrics, read consistently under its mutex. Like
@@ -453,7 +471,8 @@ func (h *CircuitBreakerHandle) Snapshot() CircuitBreakerSnapshot {
 	s := CircuitBreakerSnapshot{ID: h.id, Enabled: h.enabled, State: h.State(),
 		FailureRate: failure, SlowCallRate: slow,
 		BufferedCalls: h.calls, FailedCalls: h.failed, SlowCalls: h.slow,
-		NotPermitted: h.notPermitted.Load(), StateChanges: h.stateChanges}
+		NotPermitted: h.notPermitted.Load(), StateChanges: h.stateChanges,
+		Successful: h.successful, Failed: h.failedTotal, Ignored: h.ignored, Slow: h.slowTotal}
 	h.mu.Unlock()
 	return s
 }

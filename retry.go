@@ -96,7 +96,10 @@ func fractionSetting[C any](key string, f func(*C) *float64) setting[C] {
 
 // RetryHandle is one retry instance of a registry. Get it with Registry.Retry.
 type RetryHandle struct {
-	calls, retries, exhausted atomic.Int64
+	// The calls that ended, by outcome (see RetrySnapshot); each call adds to one of them when
+	// it ends, so the counters cost a call what a single count of calls would.
+	succeededFirst, succeededRetried, failedFirst, failedRetried atomic.Int64
+	retries, exhausted                                           atomic.Int64
 
 	id      string
 	cfg     RetryConfig
@@ -143,20 +146,47 @@ func (h *RetryHandle) retryable(err error) bool {
 	return len(h.cfg.RetryOn) == 0 || matchesAny(err, h.cfg.RetryOn)
 }
 
-// RetrySnapshot is a reading of a retry's counters.
+// RetrySnapshot is a reading of a retry's counters. A call counts in one of the four outcomes
+// when it ends (as resilience4j counts them): with or without a retry, successful or failed (a
+// failure is the call's error as the retry returns it, before any fallback; a caller's
+// cancellation is a failure too).
 type RetrySnapshot struct {
 	ID          string
 	Enabled     bool
 	MaxAttempts int
-	Calls       int64 // calls that went through the retry
-	Retries     int64 // attempts after the first
-	Exhausted   int64 // calls whose every attempt failed
+	// Calls counts the calls that went through the retry and ended: the sum of the four
+	// outcomes below.
+	Calls                  int64
+	SuccessfulWithoutRetry int64 // succeeded at the first attempt
+	SuccessfulWithRetry    int64 // succeeded at a later attempt
+	FailedWithoutRetry     int64 // failed at the first attempt, with an error not retried
+	FailedWithRetry        int64 // failed after at least one retry
+	Retries                int64 // attempts after the first
+	Exhausted              int64 // calls whose every attempt failed (counted in FailedWithRetry)
 }
 
 // Snapshot returns the retry's counters.
 func (h *RetryHandle) Snapshot() RetrySnapshot {
-	return RetrySnapshot{ID: h.id, Enabled: h.enabled, MaxAttempts: h.cfg.MaxAttempts,
-		Calls: h.calls.Load(), Retries: h.retries.Load(), Exhausted: h.exhausted.Load()}
+	s := RetrySnapshot{ID: h.id, Enabled: h.enabled, MaxAttempts: h.cfg.MaxAttempts,
+		SuccessfulWithoutRetry: h.succeededFirst.Load(), SuccessfulWithRetry: h.succeededRetried.Load(),
+		FailedWithoutRetry: h.failedFirst.Load(), FailedWithRetry: h.failedRetried.Load(),
+		Retries: h.retries.Load(), Exhausted: h.exhausted.Load()}
+	s.Calls = s.SuccessfulWithoutRetry + s.SuccessfulWithRetry + s.FailedWithoutRetry + s.FailedWithRetry
+	return s
+}
+
+// ended counts a call that ended after attempts attempts with err.
+func (h *RetryHandle) ended(attempts int, err error) {
+	switch {
+	case err == nil && attempts <= 1:
+		h.succeededFirst.Add(1)
+	case err == nil:
+		h.succeededRetried.Add(1)
+	case attempts <= 1:
+		h.failedFirst.Add(1)
+	default:
+		h.failedRetried.Add(1)
+	}
 }
 
 func (h *RetryHandle) snapshotAny() any { return h.Snapshot() }
@@ -173,18 +203,20 @@ func (r *Registry) Retry(id string) (*RetryHandle, error) {
 func retryStage[T any](h *RetryHandle) stage[T] {
 	return func(next call[T]) call[T] {
 		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-			h.calls.Add(1)
 			for attempt := 1; ; attempt++ {
 				v, err := next(ctx, fn)
 				if err == nil || ctx.Err() != nil || !h.retryable(err) {
+					h.ended(attempt, err)
 					return v, err
 				}
 				wait, final := h.failed(attempt, err)
 				if final != nil {
+					h.ended(attempt, final)
 					var zero T
 					return zero, final
 				}
 				if err := sleep(ctx, h.clock, wait); err != nil {
+					h.ended(attempt, err)
 					var zero T
 					return zero, err
 				}
