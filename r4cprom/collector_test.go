@@ -71,3 +71,10 @@ func TestConstLabelClashIsAnError(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A nil registry has no instances: the collector reports only the registry-wide counter.
+func TestNilRegistryReportsNoInstance(t *testing.T) {
+	if err := testutil.CollectAndCompare(r4cprom.NewCollector(nil), strings.NewReader(metricstest.Text(metricstest.Before))); err != nil {
+		t.Fatal(err)
+	}
+}

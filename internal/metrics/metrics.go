@@ -26,6 +26,7 @@ const (
 	Gauge
 )
 
+// String returns "counter" or "gauge", as in the reference table.
 func (t Type) String() string {
 	if t == Counter {
 		return "counter"
