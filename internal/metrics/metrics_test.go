@@ -83,24 +83,3 @@ func TestPromNames(t *testing.T) {
 		seen[m.Prom] = true
 	}
 }
-
-// TestCollectCoversEveryMetric drives a registry with every policy and checks that each metric
-// of All has samples, with as many label values as it has labels.
-func TestCollectCoversEveryMetric(t *testing.T) {
-	s := everyPolicySnapshot(t)
-	seen := map[*Metric]int{}
-	Collect(s, func(m *Metric, v float64, labels ...string) {
-		if len(labels) != len(m.Labels) {
-			t.Errorf("%s: label values %q for keys %q", m.Name, labels, m.Labels)
-		}
-		seen[m]++
-	})
-	for _, m := range All {
-		if seen[m] == 0 {
-			t.Errorf("%s: no sample", m.Name)
-		}
-	}
-	if len(seen) != len(All) {
-		t.Errorf("%d metrics emitted, %d listed in All", len(seen), len(All))
-	}
-}
