@@ -180,8 +180,11 @@ func (l *AdaptiveLimitHandle) classify(ctx context.Context, err error) outcome {
 	if err == nil {
 		return outcomeSample
 	}
-	if ctx != nil && ctx.Err() != nil {
+	if ctx != nil && ctx.Err() != nil || isIgnored(err) {
 		return outcomeFree
+	}
+	if isDropped(err) {
+		return outcomeDrop
 	}
 	for _, d := range l.dropOn {
 		if errors.Is(err, d) {
@@ -405,8 +408,9 @@ func (l *AdaptiveLimitHandle) Acquire() (AdaptiveLimitPermit, error) {
 }
 
 // Release ends the call with its result, classified as the pipeline does: nil is a sample; a
-// failure once ctx (the caller's context) is done is a cancellation (no sample); a failure in
-// DropOn is a drop; any other failure only frees the slot.
+// failure once ctx (the caller's context) is done, or marked with Ignored, is a cancellation (no
+// sample); a failure marked with Dropped, or in DropOn, is a drop; any other failure only frees
+// the slot.
 func (p AdaptiveLimitPermit) Release(ctx context.Context, err error) {
 	if p.l != nil {
 		p.l.release(p.start, p.l.classify(ctx, err))

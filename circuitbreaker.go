@@ -209,15 +209,24 @@ const maxSlidingWindowSize = 1_000_000
 func newCircuitBreaker(reg *Registry, id string) func(CircuitBreakerConfig) *CircuitBreakerHandle {
 	return func(cfg CircuitBreakerConfig) *CircuitBreakerHandle {
 		h := &CircuitBreakerHandle{id: id, cfg: cfg, enabled: cfg.Enabled != Off, clock: reg.clock, reg: reg,
-			open: &CircuitOpenError{instanceError{id: id, sentinel: ErrCircuitOpen,
+			open: &CircuitOpenError{instanceError: instanceError{id: id, sentinel: ErrCircuitOpen,
 				msg: fmt.Sprintf("r4c: circuit breaker %q is open", id)}},
 			waitNs: int64(cfg.WaitInOpen), slowNs: int64(cfg.SlowCallDuration),
 			need: min(cfg.MinimumCalls, cfg.SlidingWindowSize)}
+		h.open.h = h
 		if h.enabled {
 			h.ring = make([]uint8, cfg.SlidingWindowSize)
 		}
 		return h
 	}
+}
+
+// openRemaining returns how long the breaker stays open from now, 0 if it is not open.
+func (h *CircuitBreakerHandle) openRemaining() time.Duration {
+	if CircuitState(h.stateGen.Load()&cbStateMask) != CircuitOpen {
+		return 0
+	}
+	return time.Duration(max(h.openedAt.Load()+h.waitNs-h.clock.Nanotime(), 0))
 }
 
 // Config returns the instance's resolved configuration.
@@ -339,7 +348,7 @@ func (h *CircuitBreakerHandle) classify(ctx context.Context, err error) cbOutcom
 	switch {
 	case err == nil:
 		return cbSuccess
-	case ctx.Err() != nil, matchesAny(err, h.cfg.IgnoreOn):
+	case ctx.Err() != nil, isIgnored(err), matchesAny(err, h.cfg.IgnoreOn):
 		return cbIgnored
 	case len(h.cfg.RecordOn) > 0 && !matchesAny(err, h.cfg.RecordOn):
 		return cbSuccess

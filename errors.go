@@ -138,11 +138,30 @@ type BulkheadFullError struct{ instanceError }
 
 // RateLimitedError is the rejection of a rate limiter with no permit to give within MaxWait.
 // It matches ErrRateLimited; allocated once per instance.
-type RateLimitedError struct{ instanceError }
+type RateLimitedError struct {
+	instanceError
+	h *RateLimiterHandle
+}
+
+// RetryAfter returns how long from now until the rate limiter's next period with a permit left
+// to give (later periods may be taken already by waiting calls): the least a caller should wait
+// before trying again. An outer Retry waits at least that long (see RetryConfig), and the HTTP
+// and gRPC integrations send it to clients (Retry-After, grpc-retry-pushback-ms).
+func (e *RateLimitedError) RetryAfter() time.Duration { return e.h.nextPermit() }
 
 // CircuitOpenError is the rejection of an open (or saturated half-open) circuit breaker. It
 // matches ErrCircuitOpen; allocated once per instance.
-type CircuitOpenError struct{ instanceError }
+type CircuitOpenError struct {
+	instanceError
+	h *CircuitBreakerHandle
+}
+
+// RetryAfter returns how long from now the breaker stays open: when WaitInOpen will have passed
+// and it lets trial calls through. It is 0 when that time has come, or when the breaker is not
+// open (a half-open breaker whose trial permissions are taken, or one that closed since). An
+// outer Retry waits at least that long (see RetryConfig), and the HTTP and gRPC integrations
+// send it to clients.
+func (e *CircuitOpenError) RetryAfter() time.Duration { return e.h.openRemaining() }
 
 // CallTimeoutError is the error of a call that ran past its timeout. It matches both
 // ErrCallTimeout and context.DeadlineExceeded with errors.Is, and has Timeout() true like the

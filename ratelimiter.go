@@ -89,10 +89,12 @@ type RateLimiterHandle struct {
 
 func newRateLimiter(reg *Registry, id string) func(RateLimiterConfig) *RateLimiterHandle {
 	return func(cfg RateLimiterConfig) *RateLimiterHandle {
-		return &RateLimiterHandle{id: id, cfg: cfg, enabled: cfg.Enabled != Off, maxWait: effectiveWait(cfg.MaxWait),
+		h := &RateLimiterHandle{id: id, cfg: cfg, enabled: cfg.Enabled != Off, maxWait: effectiveWait(cfg.MaxWait),
 			limit: cfg.Limit, period: int64(cfg.Period), clock: reg.clock, start: reg.clock.Nanotime(), reg: reg,
-			rejection: &RateLimitedError{instanceError{id: id, sentinel: ErrRateLimited,
+			rejection: &RateLimitedError{instanceError: instanceError{id: id, sentinel: ErrRateLimited,
 				msg: fmt.Sprintf("r4c: rate limiter %q has no permit: %d calls per %v", id, cfg.Limit, cfg.Period)}}}
+		h.rejection.h = h
+		return h
 	}
 }
 
@@ -213,6 +215,28 @@ func (h *RateLimiterHandle) reject() error {
 		h.reg.publish(Event{Type: EventRejected, Kind: KindRateLimiter, Instance: h.id})
 	}
 	return h.rejection
+}
+
+// nextPermit returns how long from now until the first period with a permit not yet taken or
+// reserved: 0 if the current period has one.
+func (h *RateLimiterHandle) nextPermit() time.Duration {
+	if !h.enabled {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	elapsed := h.advanceLocked(h.clock.Nanotime())
+	if h.used < h.limit {
+		return 0
+	}
+	next := h.cycle + 1
+	for _, n := range h.ahead {
+		if n < h.limit {
+			break
+		}
+		next++
+	}
+	return time.Duration(next*h.period - elapsed)
 }
 
 // Config returns the instance's resolved configuration.

@@ -402,6 +402,27 @@ func snapshots[S any](r *Registry, policy string) []S {
 	return out
 }
 
+// Build creates the instances of the policies cfgs describe under id, or joins those that exist,
+// as NewPipeline does (same resolution, same sharing, R4C-REG-008 when an existing instance was
+// resolved differently), but without a pipeline: afterwards reg.AdaptiveLimit(id),
+// reg.CircuitBreaker(id) and the others return them. Use it where calls do not go through a
+// pipeline: an adaptive limit used with permits (Acquire) in a middleware, or an instance an
+// integration reads, or one a dashboard shows before the first call. A Fallback needs a pipeline
+// (it is typed by the pipeline's result): Build refuses it with R4C-REG-011.
+func (r *Registry) Build(id string, cfgs ...PolicyConfig) error {
+	if r == nil {
+		return &ConfigError{Code: codeNilRegistry, Instance: id, Msg: fmt.Sprintf("Build(%s): the registry is nil: make one with NewRegistry", quote(id))}
+	}
+	if id == "" {
+		return &ConfigError{Code: codeInvalidSetting, Key: "id", Msg: "Build: the instance id is empty"}
+	}
+	_, err := r.resolvePolicies(id, pipelineOwner(id), cfgs, func(fallbackConfig) error {
+		return &ConfigError{Code: codeBadFallback, Instance: id, Policy: "fallback",
+			Msg: fmt.Sprintf("Build(%s): a fallback needs a pipeline (it returns the pipeline's result type): use NewPipeline", quote(id))}
+	})
+	return err
+}
+
 // AdaptiveLimit returns the adaptive limit instance id. It exists once a pipeline or wrapper
 // that uses it has been built; otherwise the error has code R4C-REG-009.
 func (r *Registry) AdaptiveLimit(id string) (*AdaptiveLimitHandle, error) {

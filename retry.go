@@ -2,6 +2,7 @@ package r4c
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -20,6 +21,12 @@ type RetryConfig struct {
 	Multiplier float64
 	// MaxWait caps the wait, jitter included (default 0: no cap). Use NoWait to remove a cap set
 	// by a lower layer.
+	//
+	// An error that says when to try again (a method RetryAfter() time.Duration anywhere in its
+	// tree: an open breaker's *CircuitOpenError, a rate limiter's *RateLimitedError, an HTTP
+	// response's Retry-After through r4chttp) is waited for: the wait is the longer of the
+	// backoff and RetryAfter. When RetryAfter is longer than MaxWait, the retry gives up at once
+	// and returns that error, since no attempt could succeed before then.
 	MaxWait time.Duration
 	// Jitter randomises each wait by up to this fraction either way, in [0, 1) (default 0). Use
 	// NoJitter to remove jitter set by a lower layer.
@@ -140,7 +147,7 @@ func (h *RetryHandle) backoff(n int) time.Duration {
 
 // retryable reports whether err may be retried.
 func (h *RetryHandle) retryable(err error) bool {
-	if matchesAny(err, h.cfg.AbortOn) {
+	if isIgnored(err) || matchesAny(err, h.cfg.AbortOn) {
 		return false
 	}
 	return len(h.cfg.RetryOn) == 0 || matchesAny(err, h.cfg.RetryOn)
@@ -233,6 +240,15 @@ func (h *RetryHandle) failed(n int, err error) (wait time.Duration, final error)
 		return 0, &RetryExhaustedError{ID: h.id, Attempts: n, Last: err}
 	}
 	wait = h.backoff(n)
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		if d := ra.RetryAfter(); d > wait {
+			if h.maxWait > 0 && d > h.maxWait {
+				return 0, err // the next attempt could not succeed before MaxWait: give up now
+			}
+			wait = d
+		}
+	}
 	h.retries.Add(1)
 	if h.reg.observed {
 		h.reg.publish(Event{Type: EventRetried, Kind: KindRetry, Instance: h.id, Attempt: n, Duration: wait, Err: err})
