@@ -94,19 +94,29 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	case <-f.Done():
 	}
+	rt.mu.Lock()
+	rt.finished = true // from now on, a late response is drained by its attempt
+	last, sent := rt.last, rt.sent
+	rt.last = nil
+	var delivered *http.Response
 	select {
-	case resp := <-rt.got: // delivered as the call ended
-		return resp, nil
+	case delivered = <-rt.got: // delivered as the call ended
 	default:
+	}
+	rt.mu.Unlock()
+	if delivered != nil {
+		if last != nil {
+			drain(last)
+		}
+		return delivered, nil
 	}
 	resp, err := f.Get(context.Background()) // done: Get does not wait
 	if err == nil {
+		if last != nil {
+			drain(last)
+		}
 		return resp, nil // a fallback's
 	}
-	rt.mu.Lock()
-	last, sent := rt.last, rt.sent
-	rt.last = nil
-	rt.mu.Unlock()
 	var se *StatusError
 	if last != nil && errors.As(err, &se) {
 		return last, nil // the retry gave up on failing responses: the last one, as sent
@@ -130,6 +140,7 @@ type roundTrip struct {
 	mu        sync.Mutex
 	attempts  int
 	delivered bool
+	finished  bool // RoundTrip has returned, or is returning without a delivered response
 	last      *http.Response
 	sent      bool // the original body went to base (which closes it)
 }
@@ -151,6 +162,14 @@ func (rt *roundTrip) attempt(ctx context.Context) *r4c.Future[*http.Response] {
 	first := rt.attempts == 1
 	rt.sent = true
 	rt.mu.Unlock()
+	// The policies' timers (a timeout, a hedge's delay) start when attempt returns: the request
+	// goes in a goroutine of its own.
+	go rt.send(ctx, first, f)
+	return f
+}
+
+// send sends the request once and completes f as attempt says.
+func (rt *roundTrip) send(ctx context.Context, first bool, f *r4c.Future[*http.Response]) {
 
 	req := rt.req.WithContext(ctx)
 	if !first && rt.req.Body != nil && rt.req.Body != http.NoBody {
@@ -158,14 +177,14 @@ func (rt *roundTrip) attempt(ctx context.Context) *r4c.Future[*http.Response] {
 		body, err := rt.req.GetBody()
 		if err != nil {
 			f.Complete(nil, r4c.Ignored(fmt.Errorf("r4chttp: GetBody: %w", err)))
-			return f
+			return
 		}
 		req.Body = body
 	}
 	resp, err := rt.t.base.RoundTrip(req)
 	if err != nil {
 		f.Complete(nil, r4c.Dropped(err))
-		return f
+		return
 	}
 	if cerr := rt.t.classify(resp.StatusCode); cerr != nil {
 		var se *StatusError
@@ -174,31 +193,34 @@ func (rt *roundTrip) attempt(ctx context.Context) *r4c.Future[*http.Response] {
 		}
 		rt.mu.Lock()
 		prev := rt.last
-		rt.last = resp
+		if rt.finished {
+			prev = resp // RoundTrip returned: no one will take it
+		} else {
+			rt.last = resp
+		}
 		rt.mu.Unlock()
 		if prev != nil {
 			drain(prev)
 		}
 		f.Complete(nil, cerr)
-		return f
+		return
 	}
+	resp.Body = &trackedBody{rc: resp.Body, done: func(err error) { f.Complete(resp, err) }}
 	rt.mu.Lock()
-	if rt.delivered { // another attempt of a hedge won
+	if rt.delivered || rt.finished { // another attempt of a hedge won, or RoundTrip returned
 		rt.mu.Unlock()
-		drain(resp)
+		drain(resp) // ends the attempt, without a sample
 		f.Complete(nil, r4c.Ignored(errDelivered))
-		return f
+		return
 	}
 	rt.delivered = true
 	prev := rt.last
 	rt.last = nil
+	rt.got <- resp // under mu: RoundTrip finds it there once it holds mu (the channel has room)
 	rt.mu.Unlock()
 	if prev != nil {
 		drain(prev)
 	}
-	resp.Body = &trackedBody{rc: resp.Body, done: func(err error) { f.Complete(resp, err) }}
-	rt.got <- resp
-	return f
 }
 
 // trackedBody ends its attempt when it is read to the end or closed.
