@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/pipecache"
 )
 
 // NewHandler returns a handler that serves each request through the policies of instance id
@@ -39,8 +40,7 @@ func NewHandler(reg *r4c.Registry, id string, next http.Handler, opts ...Option)
 	}
 	o := collect(opts)
 	for _, c := range o.policies {
-		switch c.(type) {
-		case r4c.RetryConfig, *r4c.RetryConfig, r4c.HedgeConfig, *r4c.HedgeConfig:
+		if pipecache.Repeats(c) {
 			return nil, fmt.Errorf("r4chttp: NewHandler(%q): %T cannot serve a request: a handler runs once per request (use them in NewTransport, on the client)", id, c)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/pipecache"
 )
 
 // NewTransport returns a RoundTripper that sends each request through the policies of instance
@@ -47,14 +48,7 @@ func NewTransport(reg *r4c.Registry, id string, base http.RoundTripper, opts ...
 	}
 	// Requests whose body cannot be replayed go through the same instances, without the policies
 	// that send a request more than once.
-	var once []r4c.PolicyConfig
-	for _, c := range o.policies {
-		switch c.(type) {
-		case r4c.RetryConfig, *r4c.RetryConfig, r4c.HedgeConfig, *r4c.HedgeConfig:
-		default:
-			once = append(once, c)
-		}
-	}
+	once := pipecache.WithoutRepeats(o.policies)
 	single, err := newPipelines[*http.Response](reg, id, once, o.instanceID)
 	if err != nil {
 		return nil, fmt.Errorf("r4chttp: NewTransport(%q): %w", id, err)
