@@ -157,3 +157,13 @@ func TestBuildMakesInstancesWithoutAPipeline(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryStopsOnANegativeRetryAfter(t *testing.T) {
+	reg, _ := newRegistry(t)
+	p := newPipeline[string](t, reg, "r", r4c.RetryConfig{MaxAttempts: 3, Wait: r4c.NoWait})
+	n := 0
+	_, err := p.Execute(context.Background(), func(context.Context) (string, error) { n++; return "", retryAfterErr(-1) })
+	if !errors.As(err, new(retryAfterErr)) || n != 1 {
+		t.Fatalf("%v after %d attempts, want the error after one", err, n)
+	}
+}

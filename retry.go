@@ -26,7 +26,8 @@ type RetryConfig struct {
 	// tree: an open breaker's *CircuitOpenError, a rate limiter's *RateLimitedError, an HTTP
 	// response's Retry-After through r4chttp) is waited for: the wait is the longer of the
 	// backoff and RetryAfter. When RetryAfter is longer than MaxWait, the retry gives up at once
-	// and returns that error, since no attempt could succeed before then.
+	// and returns that error, since no attempt could succeed before then; a negative RetryAfter
+	// (a gRPC server's negative pushback) says not to try again.
 	MaxWait time.Duration
 	// Jitter randomises each wait by up to this fraction either way, in [0, 1) (default 0). Use
 	// NoJitter to remove jitter set by a lower layer.
@@ -242,7 +243,10 @@ func (h *RetryHandle) failed(n int, err error) (wait time.Duration, final error)
 	wait = h.backoff(n)
 	var ra interface{ RetryAfter() time.Duration }
 	if errors.As(err, &ra) {
-		if d := ra.RetryAfter(); d > wait {
+		switch d := ra.RetryAfter(); {
+		case d < 0:
+			return 0, err // the error says not to try again
+		case d > wait:
 			if h.maxWait > 0 && d > h.maxWait {
 				return 0, err // the next attempt could not succeed before MaxWait: give up now
 			}

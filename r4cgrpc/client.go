@@ -106,7 +106,7 @@ type pushbackError struct {
 func (e *pushbackError) Unwrap() error { return e.error }
 
 // RetryAfter is the server's pushback: a Retry waits at least that long. A negative pushback
-// (the server says not to retry) is a wait longer than any MaxWait.
+// (the server says not to retry) is -1, which stops a Retry.
 func (e *pushbackError) RetryAfter() time.Duration { return e.wait }
 
 // pushback reads the grpc-retry-pushback-ms trailer.
@@ -120,7 +120,7 @@ func pushback(md metadata.MD) (time.Duration, bool) {
 		return 0, false
 	}
 	if ms < 0 {
-		return time.Duration(1<<63 - 1), true
+		return -1, true // the server says not to retry
 	}
 	return time.Duration(min(ms, int64(24*time.Hour/time.Millisecond))) * time.Millisecond, true
 }

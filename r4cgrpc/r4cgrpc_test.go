@@ -267,3 +267,14 @@ func TestServerInterceptorsRefuseRepeats(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+func TestClientStopsOnANegativePushback(t *testing.T) {
+	reg, _ := newRegistry(t)
+	svc := newService()
+	svc.fails.Store(1)
+	svc.pushback = "-1" // the server says not to retry
+	e := start(t, svc, nil, clientOpts(t, reg, r4cgrpc.WithPolicies(r4c.RetryConfig{MaxAttempts: 3, Wait: r4c.NoWait}))...)
+	if err := check(context.Background(), e, "unavailable"); status.Code(err) != codes.Unavailable || svc.calls.Load() != 1 {
+		t.Fatalf("%v after %d calls", err, svc.calls.Load())
+	}
+}
