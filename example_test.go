@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/resilience4cata/r4c"
@@ -50,49 +48,36 @@ func ExampleLimitExceededError() {
 	// r4c: adaptive limit "inventory" exceeded: every slot is taken
 }
 
-// Per-call permits serve integrations that cannot hand over a closure, such as HTTP middleware.
+// Per-call permits serve code that cannot hand over a closure, here a queue consumer; reg.Build
+// makes the instance without a pipeline. (For HTTP and gRPC, r4chttp and r4cgrpc do this, with
+// status codes and Retry-After.)
 func ExampleAdaptiveLimitHandle_Acquire() {
 	reg, _ := r4c.NewRegistry()
-	if _, err := r4c.NewPipeline[struct{}](reg, "api", r4c.AdaptiveLimitConfig{InitialLimit: 50}); err != nil {
+	if err := reg.Build("jobs", r4c.AdaptiveLimitConfig{MaxLimit: 50}); err != nil {
 		panic(err)
 	}
-	limit, _ := reg.AdaptiveLimit("api")
+	limit, _ := reg.AdaptiveLimit("jobs")
 
-	limited := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			permit, err := limit.Acquire()
-			if err != nil {
-				http.Error(w, "overloaded, retry later", http.StatusServiceUnavailable)
-				return
+	process := func(ctx context.Context, job string) error { return nil }
+	consume := func(ctx context.Context, job string) (err error) {
+		permit, err := limit.Acquire()
+		if err != nil {
+			return err // full: leave the job in the queue for later
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				permit.Drop() // a panic is a drop; re-raised with the slot free
+				panic(v)
 			}
-			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-			defer func() {
-				switch {
-				case r.Context().Err() != nil:
-					permit.Ignore() // the client went away: says nothing about load
-				case rec.status == http.StatusServiceUnavailable || rec.status == http.StatusGatewayTimeout:
-					permit.Drop() // an overload signal
-				default:
-					permit.Success()
-				}
-			}()
-			next.ServeHTTP(rec, r)
-		})
+			// nil: a sample; DropOn or r4c.Dropped: a drop; ctx done or r4c.Ignored: no sample.
+			permit.Release(ctx, err)
+		}()
+		return process(ctx, job)
 	}
 
-	h := limited(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") }))
-	rr := httptest.NewRecorder()
-	h.ServeHTTP(rr, httptest.NewRequest("GET", "/", nil))
-	fmt.Println(rr.Code, rr.Body.String(), limit.InFlight())
-	// Output: 200 hello 0
+	fmt.Println(consume(context.Background(), "resize"), limit.InFlight())
+	// Output: <nil> 0
 }
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
 
 // Configuration resolves in layers: built-in defaults < WithDefaults < the named configuration <
 // the call site < WithInstance.
