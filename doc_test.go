@@ -10,10 +10,13 @@ import (
 	"testing"
 )
 
-// TestEveryExportedNameIsDocumented parses the library's packages and fails on any exported
+// TestEveryExportedNameIsDocumented parses the library's packages (those of the other modules
+// too: it only reads their files) and fails on any exported
 // type, function, method, constant or variable without a doc comment.
 func TestEveryExportedNameIsDocumented(t *testing.T) {
-	for _, dir := range []string{".", "r4ctest"} {
+	// The public packages of every module, and the internal ones the integrations share.
+	for _, dir := range []string{".", "r4ctest", "r4chttp", "r4cprom", "r4cotel", "r4cgrpc",
+		"internal/metrics", "internal/metricstest", "internal/pipecache"} {
 		fset := token.NewFileSet()
 		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 		if err != nil {

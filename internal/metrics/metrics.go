@@ -19,6 +19,7 @@ import (
 // Type is an instrument type.
 type Type uint8
 
+// The instrument types.
 const (
 	// Counter is monotonic: it only grows while the registry lives.
 	Counter Type = iota
