@@ -16,7 +16,7 @@ import (
 func TestEveryExportedNameIsDocumented(t *testing.T) {
 	// The public packages of every module, and the internal ones the integrations share.
 	for _, dir := range []string{".", "r4ctest", "r4chttp", "r4cprom", "r4cotel", "r4cgrpc",
-		"internal/metrics", "internal/metricstest", "internal/pipecache"} {
+		"internal/metrics", "internal/metricstest", "internal/edge"} {
 		fset := token.NewFileSet()
 		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 		if err != nil {

@@ -11,21 +11,21 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/resilience4cata/r4c"
-	"github.com/resilience4cata/r4c/internal/pipecache"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // client holds what the client interceptors share.
 type client struct {
-	cache *pipecache.Cache[struct{}]
+	cache *edge.Cache[struct{}]
 	o     options
 }
 
 func newClient(reg *r4c.Registry, id, who string, opts []Option, stream bool) (*client, error) {
 	o := collect(opts)
 	if stream {
-		o.policies = pipecache.WithoutRepeats(o.policies)
+		o.policies = edge.WithoutRepeats(o.policies)
 	}
-	cache, err := pipecache.New[struct{}](reg, id, o.policies)
+	cache, err := edge.New[struct{}](reg, id, o.policies)
 	if err != nil {
 		return nil, fmt.Errorf("r4cgrpc: %s(%q): %w", who, id, err)
 	}

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // Option configures the interceptors.
@@ -69,9 +69,7 @@ func collect(opts []Option) options {
 			opt(&o)
 		}
 	}
-	if len(o.policies) == 0 {
-		o.policies = []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{}}
-	}
+	o.policies = edge.Policies(o.policies)
 	return o
 }
 
@@ -100,23 +98,11 @@ func policyStatus(err error) (out error, pushback time.Duration, ok bool) {
 	case errors.Is(err, r4c.ErrLimitExceeded), errors.Is(err, r4c.ErrBulkheadFull),
 		errors.Is(err, r4c.ErrRateLimited), errors.Is(err, r4c.ErrCircuitOpen):
 		code = codes.ResourceExhausted
-		pushback = retryAfter(err)
+		pushback = edge.RejectionWait(err)
 	default:
 		return err, 0, false
 	}
 	return &policyError{st: status.New(code, err.Error()), err: err}, pushback, true
-}
-
-// retryAfter is what the policy says to wait, or 1 to 2 seconds at random when it cannot tell
-// (a full limit or bulkhead), so that rejected clients do not come back together.
-func retryAfter(err error) time.Duration {
-	var ra interface{ RetryAfter() time.Duration }
-	if errors.As(err, &ra) {
-		if d := ra.RetryAfter(); d > 0 {
-			return d
-		}
-	}
-	return time.Second + rand.N(time.Second)
 }
 
 func pushbackMD(d time.Duration) metadata.MD {

@@ -9,23 +9,23 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/resilience4cata/r4c"
-	"github.com/resilience4cata/r4c/internal/pipecache"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // server holds what the server interceptors share.
 type server struct {
-	cache *pipecache.Cache[any]
+	cache *edge.Cache[any]
 	o     options
 }
 
 func newServer(reg *r4c.Registry, id, who string, opts []Option) (*server, error) {
 	o := collect(opts)
 	for _, c := range o.policies {
-		if pipecache.Repeats(c) {
+		if edge.Repeats(c) {
 			return nil, fmt.Errorf("r4cgrpc: %s(%q): %T cannot serve a call: a handler runs once per call (use it in a client interceptor)", who, id, c)
 		}
 	}
-	cache, err := pipecache.New[any](reg, id, o.policies)
+	cache, err := edge.New[any](reg, id, o.policies)
 	if err != nil {
 		return nil, fmt.Errorf("r4cgrpc: %s(%q): %w", who, id, err)
 	}

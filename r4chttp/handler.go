@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/resilience4cata/r4c"
-	"github.com/resilience4cata/r4c/internal/pipecache"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // NewHandler returns a handler that serves each request through the policies of instance id
@@ -40,7 +38,7 @@ func NewHandler(reg *r4c.Registry, id string, next http.Handler, opts ...Option)
 	}
 	o := collect(opts)
 	for _, c := range o.policies {
-		if pipecache.Repeats(c) {
+		if edge.Repeats(c) {
 			return nil, fmt.Errorf("r4chttp: NewHandler(%q): %T cannot serve a request: a handler runs once per request (use them in NewTransport, on the client)", id, c)
 		}
 	}
@@ -124,14 +122,8 @@ func (h *handler) reject(rw *responseWriter, err error) {
 	rw.answer(code, retryAfter, http.StatusText(code)) // the error names instances: not for clients
 }
 
-// retryAfterSeconds is the Retry-After of a rejection: what the policy says, rounded up to whole
-// seconds, or 1 or 2 seconds at random when it cannot tell (a full limit or bulkhead).
+// retryAfterSeconds is the Retry-After of a rejection: edge.RejectionWait rounded up to whole
+// seconds.
 func retryAfterSeconds(err error) int {
-	var ra interface{ RetryAfter() time.Duration }
-	if errors.As(err, &ra) {
-		if d := ra.RetryAfter(); d > 0 {
-			return int(math.Ceil(d.Seconds()))
-		}
-	}
-	return 1 + rand.IntN(2)
+	return int(math.Ceil(edge.RejectionWait(err).Seconds()))
 }

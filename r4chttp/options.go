@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // Option configures NewHandler and NewTransport. Options that apply to one of them only are
@@ -134,8 +135,6 @@ func collect(opts []Option) options {
 			opt(&o)
 		}
 	}
-	if len(o.policies) == 0 {
-		o.policies = []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{}}
-	}
+	o.policies = edge.Policies(o.policies)
 	return o
 }

@@ -4,18 +4,18 @@ import (
 	"net/http"
 
 	"github.com/resilience4cata/r4c"
-	"github.com/resilience4cata/r4c/internal/pipecache"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // pipelines picks each request's pipeline: the instance id WithInstanceID gives it (or the
 // default), each id's pipeline built on first use.
 type pipelines[T any] struct {
-	cache *pipecache.Cache[T]
+	cache *edge.Cache[T]
 	pick  func(*http.Request) string // nil: always the default id
 }
 
 func newPipelines[T any](reg *r4c.Registry, id string, cfgs []r4c.PolicyConfig, pick func(*http.Request) string) (*pipelines[T], error) {
-	c, err := pipecache.New[T](reg, id, cfgs)
+	c, err := edge.New[T](reg, id, cfgs)
 	if err != nil {
 		return nil, err
 	}

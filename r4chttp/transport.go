@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/r4c"
-	"github.com/resilience4cata/r4c/internal/pipecache"
+	"github.com/resilience4cata/r4c/internal/edge"
 )
 
 // NewTransport returns a RoundTripper that sends each request through the policies of instance
@@ -48,7 +48,7 @@ func NewTransport(reg *r4c.Registry, id string, base http.RoundTripper, opts ...
 	}
 	// Requests whose body cannot be replayed go through the same instances, without the policies
 	// that send a request more than once.
-	once := pipecache.WithoutRepeats(o.policies)
+	once := edge.WithoutRepeats(o.policies)
 	single, err := newPipelines[*http.Response](reg, id, once, o.instanceID)
 	if err != nil {
 		return nil, fmt.Errorf("r4chttp: NewTransport(%q): %w", id, err)

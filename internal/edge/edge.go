@@ -1,13 +1,40 @@
-// Package pipecache keeps a pipeline per instance id for the integrations (r4chttp, r4cgrpc),
-// whose options let each request or method have an instance of its own: every id's pipeline
-// has the same policies and is built on first use.
-package pipecache
+// Package edge holds what the integrations at a service's edges (r4chttp, r4cgrpc) share: a
+// pipeline per instance id (their options let each request or method have an instance of its
+// own, every id's pipeline with the same policies, built on first use), their default policies,
+// and the wait they tell a rejected client.
+package edge
 
 import (
+	"errors"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/resilience4cata/r4c"
 )
+
+// Policies returns cfgs, or, when there are none, an adaptive limit with the instance's
+// resolved settings: the integrations' default.
+func Policies(cfgs []r4c.PolicyConfig) []r4c.PolicyConfig {
+	if len(cfgs) == 0 {
+		return []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{}}
+	}
+	return cfgs
+}
+
+// RejectionWait is how long a rejected client should wait before trying again: what the policy
+// says (an open breaker's remaining open time, a rate limiter's next period), or, when it cannot
+// tell (a full limit or bulkhead frees a slot whenever a call ends), 1 to 2 seconds at random, so
+// that rejected clients do not come back together.
+func RejectionWait(err error) time.Duration {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		if d := ra.RetryAfter(); d > 0 {
+			return d
+		}
+	}
+	return time.Second + rand.N(time.Second)
+}
 
 // Cache holds the pipelines of one integration, by instance id.
 type Cache[T any] struct {
