@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,7 +383,19 @@ func TestResponseWriterKeepsItsInterfaces(t *testing.T) {
 	if string(b) != "hi" {
 		t.Fatalf("%q", b)
 	}
-	if n := limitOf(t, reg, "w").InFlight(); n != 0 {
-		t.Fatalf("%d slots held", n)
+	// The hijacking handler returns after the client has read its answer.
+	eventually(t, "the hijacked request's slot is free", func() bool { return limitOf(t, reg, "w").InFlight() == 0 })
+}
+
+// eventually waits, yielding, until cond holds: for a handler that returns after its client has
+// what it needs.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		runtime.Gosched()
 	}
 }
