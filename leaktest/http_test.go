@@ -147,3 +147,27 @@ func TestHTTPTransportFreesItsSlotOnCancelAndTimeout(t *testing.T) {
 	client.CloseIdleConnections()
 	srv.CloseClientConnections()
 }
+
+// The dashboard's event stream ends, and leaves no goroutine or timer, when its client goes
+// away.
+func TestDashboardEventsEndWithTheClient(t *testing.T) {
+	reg, clock := registry(t)
+	srv := httptest.NewServer(r4chttp.Dashboard(reg))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "data: " {
+		t.Fatalf("%q %v", buf, err)
+	}
+	cancel()
+	resp.Body.Close()
+	srv.Close() // returns once the handler has returned
+	if n := clock.Pending(); n != 0 {
+		t.Fatalf("%d timers left", n)
+	}
+}

@@ -1,6 +1,7 @@
 package r4chttp_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -69,4 +70,29 @@ func ExampleNewTransport() {
 	retry, _ := reg.Retry("orders")
 	fmt.Println(resp.StatusCode, string(body), retry.Snapshot().Retries)
 	// Output: 200 placed order 42 2
+}
+
+// A service mounts the dashboard of its registry beside its API: a browser on /r4c/ shows every
+// instance live; /r4c/snapshot.json is the same state for scripts.
+func ExampleDashboard() {
+	reg, _ := r4c.NewRegistry()
+	reg.Build("search", r4c.AdaptiveLimitConfig{MaxLimit: 100})
+
+	mux := http.NewServeMux()
+	mux.Handle("/r4c/", http.StripPrefix("/r4c", r4chttp.Dashboard(reg)))
+	srv := httptest.NewServer(mux) // a real service: http.ListenAndServe(addr, mux), for operators only
+	defer srv.Close()
+
+	resp, _ := http.Get(srv.URL + "/r4c/snapshot.json")
+	defer resp.Body.Close()
+	var s struct {
+		AdaptiveLimits []struct {
+			ID        string
+			Algorithm string
+			Limit     int
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&s)
+	fmt.Printf("%+v\n", s.AdaptiveLimits)
+	// Output: [{ID:search Algorithm:gradient2 Limit:20}]
 }
