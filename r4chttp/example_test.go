@@ -83,7 +83,11 @@ func ExampleDashboard() {
 	srv := httptest.NewServer(mux) // a real service: http.ListenAndServe(addr, mux), for operators only
 	defer srv.Close()
 
-	resp, _ := http.Get(srv.URL + "/r4c/snapshot.json")
+	resp, err := http.Get(srv.URL + "/r4c/snapshot.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer resp.Body.Close()
 	var s struct {
 		AdaptiveLimits []struct {
