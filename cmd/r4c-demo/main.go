@@ -22,8 +22,9 @@
 //
 // # The algorithms
 //
-// Each algorithm chosen with -algorithm runs its own limit on the same traffic, in its own
-// registry on its own clock, in front of its own copy of the dependency. Every limit starts at
+// Each algorithm chosen with -algorithm runs its own limit (its instance id is the algorithm's
+// name) on the same traffic, in front of its own copy of the dependency; the limits share one
+// registry and one simulated clock and nothing else. Every limit starts at
 // 20 and may go up to 200. All but Gradient2 have a timeout inside the limit, as the library
 // recommends: calls time out after 75 ms (1.5x the base latency), a call that would take longer
 // ending at the timeout, leaving the dependency, with an error wrapping r4c.ErrCallTimeout, which
@@ -71,7 +72,13 @@
 // # Usage
 //
 //	go run ./cmd/r4c-demo [-pattern 40:60s,10:60s,60:60s] [-duration 180s]
-//	    [-algorithm knee,gradient2] [-every N] [-quiet] [-seed N]
+//	    [-algorithm knee,gradient2] [-every N] [-quiet] [-seed N] [-svg FILE]
+//	    [-serve ADDR [-speed X]]
+//
+// -svg also writes the chart of the limits against the capacity to FILE, as SVG (the README's
+// picture). -serve runs the simulation in real time instead (-speed X simulated seconds a
+// second) and serves the live dashboard of its registry (r4chttp.Dashboard) on ADDR; port 0
+// picks a free one, which the first line of output gives.
 //
 // -algorithm takes gradient2, aimd, vegas or knee, a comma-separated list of them (run and shown
 // in that order), all (the four), or both (gradient2 and aimd, the demo's former default).
@@ -92,7 +99,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/resilience4cata/r4c"
@@ -109,6 +115,9 @@ type options struct {
 	algorithms []r4c.LimitAlgorithm
 	every      int // print every Nth second; 0: none
 	seed       uint64
+	svg        string  // -svg: the file to write the chart to
+	serve      string  // -serve: the address to serve the dashboard on
+	speed      float64 // -speed: simulated seconds per second with -serve
 }
 
 // run is the command: it returns the exit code (2 for bad flags).
@@ -123,13 +132,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "r4c-demo: %v (see -h)\n", err)
 		return 2
 	}
+	if opts.serve != "" {
+		return serve(opts, stdout, stderr)
+	}
 	results, err := simulate(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "r4c-demo: %v\n", err)
 		return 1
 	}
 	report(stdout, opts, results)
+	if opts.svg != "" {
+		if err := writeSVGFile(opts.svg, results); err != nil {
+			fmt.Fprintf(stderr, "r4c-demo: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "\nwrote the chart to %s\n", opts.svg)
+	}
 	return 0
+}
+
+// writeSVGFile writes the chart of results to path.
+func writeSVGFile(path string, results []*Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeSVG(f, results); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // errReported is a flag error that the flag package has already printed.
@@ -144,6 +176,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	every := fs.Int("every", 1, "print every Nth second")
 	quiet := fs.Bool("quiet", false, "print only the chart and the summary")
 	seed := fs.Uint64("seed", 1, "seed of the latency jitter")
+	svg := fs.String("svg", "", "also write the chart of the limits against the capacity to this SVG file")
+	serveAddr := fs.String("serve", "", "run the simulation in real time and serve its live dashboard on this address (e.g. 127.0.0.1:8080; port 0 picks one)")
+	speed := fs.Float64("speed", 1, "with -serve: simulated seconds per second of real time")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: r4c-demo [flags]\n\nSimulates an adaptive limit in front of a dependency whose capacity changes.\n\n")
 		fs.PrintDefaults()
@@ -180,6 +215,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.every = *every
 	}
 	o.seed = *seed
+	o.svg, o.serve, o.speed = *svg, *serveAddr, *speed
+	if o.speed <= 0 || o.speed > 1000 {
+		return options{}, fmt.Errorf("-speed %v: want more than 0, at most 1000", o.speed)
+	}
 	return o, nil
 }
 
@@ -242,18 +281,18 @@ func parseAlgorithms(s string) ([]r4c.LimitAlgorithm, error) {
 	return algs, nil
 }
 
-// simulate runs one simulation per algorithm, in parallel: they share nothing.
+// simulate runs every algorithm side by side, on one clock and one registry (see RunAll).
 func simulate(o options) ([]*Result, error) {
-	results := make([]*Result, len(o.algorithms))
-	errs := make([]error, len(o.algorithms))
-	var wg sync.WaitGroup
+	return RunAll(configs(o), RunOptions{})
+}
+
+// configs returns the demo's configuration of each algorithm of o.
+func configs(o options) []Config {
+	cfgs := make([]Config, len(o.algorithms))
 	for i, alg := range o.algorithms {
-		wg.Go(func() {
-			results[i], errs[i] = Run(DemoConfig(alg, o.pattern, o.seconds, o.seed))
-		})
+		cfgs[i] = DemoConfig(alg, o.pattern, o.seconds, o.seed)
 	}
-	wg.Wait()
-	return results, errors.Join(errs...)
+	return cfgs
 }
 
 // report prints the per-second lines, the chart and the summary.

@@ -229,6 +229,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-seed", "-1"}, "invalid value"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"-speed", "0"}, "-speed 0"},
+		{[]string{"-speed", "5000"}, "at most 1000"},
 	}
 	for _, c := range cases {
 		code, out, stderr := runDemo(t, c.args...)

@@ -212,53 +212,104 @@ type Result struct {
 
 // Run simulates cfg. It is deterministic: the same Config gives the same Result.
 func Run(cfg Config) (*Result, error) {
-	if len(cfg.Pattern) == 0 || cfg.Seconds < 1 || cfg.Base <= 0 || cfg.Overload <= 0 {
-		return nil, errors.New("simulation: the pattern and run must not be empty, the base latency and overload must be positive")
-	}
-	maxCap := 0
-	for _, ph := range cfg.Pattern {
-		maxCap = max(maxCap, ph.Capacity)
-	}
-	// The offered load: Overload times the most the dependency can ever serve, spread evenly.
-	offered := int(math.Ceil(cfg.Overload * float64(maxCap) * float64(time.Second) / float64(cfg.Base)))
-	s := &sim{
-		cfg:      cfg,
-		clock:    r4ctest.NewManualClock(),
-		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x7234c)),
-		interval: int64(time.Second) / int64(offered),
-	}
-	if cfg.Timeout > 0 {
-		s.errTimeout = fmt.Errorf("dependency: %w after %v", r4c.ErrCallTimeout, cfg.Timeout)
-	}
-	const id = "dependency"
-	reg, err := r4c.NewRegistry(r4c.WithClock(s.clock))
+	rs, err := RunAll([]Config{cfg}, RunOptions{})
 	if err != nil {
 		return nil, err
 	}
-	p, err := r4c.NewPipeline[string](reg, id, cfg.Limit)
-	if err != nil {
+	return rs[0], nil
+}
+
+// RunOptions are how RunAll runs: on its own clock and registry by default.
+type RunOptions struct {
+	// Clock and Registry, if set, are the manual clock and the registry (on that clock) the runs
+	// use: the -serve dashboard shows that registry while the runs go on.
+	Clock    *r4ctest.ManualClock
+	Registry *r4c.Registry
+	// Pace, if set, is called with the simulated time before each arrival: -serve sleeps in it so
+	// that the simulation keeps to the wall clock.
+	Pace func(simulated time.Duration)
+}
+
+// RunAll simulates cfgs side by side, in one loop on one manual clock and one registry: each
+// config has its own limit (instance id: its algorithm's name) in front of its own copy of the
+// dependency, and the runs share nothing else, so each one's result is what Run gives it alone.
+// The configs must offer the same load (the same pattern, base latency and overload), since
+// their calls arrive together. It is deterministic.
+func RunAll(cfgs []Config, o RunOptions) ([]*Result, error) {
+	if len(cfgs) == 0 {
+		return nil, errors.New("simulation: no run")
+	}
+	clock, reg := o.Clock, o.Registry
+	if clock == nil {
+		clock = r4ctest.NewManualClock()
+	}
+	if reg == nil {
+		var err error
+		if reg, err = r4c.NewRegistry(r4c.WithClock(clock)); err != nil {
+			return nil, err
+		}
+	}
+	sims := make([]*sim, len(cfgs))
+	results := make([]*Result, len(cfgs))
+	for i, cfg := range cfgs {
+		if len(cfg.Pattern) == 0 || cfg.Seconds < 1 || cfg.Base <= 0 || cfg.Overload <= 0 {
+			return nil, errors.New("simulation: the pattern and run must not be empty, the base latency and overload must be positive")
+		}
+		maxCap := 0
+		for _, ph := range cfg.Pattern {
+			maxCap = max(maxCap, ph.Capacity)
+		}
+		// The offered load: Overload times the most the dependency can ever serve, spread evenly.
+		offered := int(math.Ceil(cfg.Overload * float64(maxCap) * float64(time.Second) / float64(cfg.Base)))
+		s := &sim{
+			cfg:      cfg,
+			clock:    clock,
+			rng:      rand.New(rand.NewPCG(cfg.Seed, 0x7234c)),
+			interval: int64(time.Second) / int64(offered),
+		}
+		if i > 0 && (s.interval != sims[0].interval || cfg.Seconds != cfgs[0].Seconds) {
+			return nil, errors.New("simulation: runs side by side must offer the same load for as long")
+		}
+		if cfg.Timeout > 0 {
+			s.errTimeout = fmt.Errorf("dependency: %w after %v", r4c.ErrCallTimeout, cfg.Timeout)
+		}
+		id := cfg.Limit.Algorithm.String()
+		if id == "" {
+			id = "dependency"
+		}
+		var err error
+		if s.p, err = r4c.NewPipeline[string](reg, id, cfg.Limit); err != nil {
+			return nil, err
+		}
+		if s.h, err = reg.AdaptiveLimit(id); err != nil {
+			return nil, err
+		}
+		s.callFn = s.call
+		s.res = &Result{Config: cfg, Offered: offered, Seconds: make([]Second, 0, cfg.Seconds)}
+		sims[i], results[i] = s, s.res
+	}
+	if err := runTogether(sims, o.Pace); err != nil {
 		return nil, err
 	}
-	h, err := reg.AdaptiveLimit(id)
-	if err != nil {
-		return nil, err
+	for _, s := range sims {
+		s.res.Final, s.res.Resolved = s.h.Snapshot(), s.h.Config()
+		s.res.Admitted = s.admitted
 	}
-	res := &Result{Config: cfg, Offered: offered, Seconds: make([]Second, 0, cfg.Seconds)}
-	if err := s.run(p, h, res); err != nil {
-		return nil, err
-	}
-	res.Final, res.Resolved = h.Snapshot(), h.Config()
-	return res, nil
+	return results, nil
 }
 
 // sim is the state of one run. Everything happens in one goroutine: the loop advances the
-// manual clock from one event (an arrival or a completion) to the next.
+// manual clock from one event (an arrival or a completion, of any run) to the next.
 type sim struct {
 	cfg        Config
 	clock      *r4ctest.ManualClock
 	rng        *rand.Rand
 	interval   int64 // nanoseconds between arrivals
 	errTimeout error
+	p          *r4c.Pipeline[string]
+	h          *r4c.AdaptiveLimitHandle
+	callFn     func(context.Context) *r4c.Future[string] // s.call, one method value for the run
+	res        *Result
 
 	capacity int    // the dependency's capacity now
 	inFlight int    // calls the dependency is serving
@@ -288,49 +339,74 @@ func (s *sim) advanceTo(t int64) {
 	}
 }
 
-func (s *sim) run(p *r4c.Pipeline[string], h *r4c.AdaptiveLimitHandle, res *Result) error {
+// runTogether runs the sims second by second. Within a second, the completions of every run are
+// taken in time order, and each arrival goes to every run at once (they offer the same load).
+func runTogether(sims []*sim, pace func(time.Duration)) error {
 	ctx := context.Background()
-	call := s.call // one method value for the whole run
-	spans := s.cfg.Pattern.Spans(s.cfg.Seconds)
+	first := sims[0]
+	spans := first.cfg.Pattern.Spans(first.cfg.Seconds)
 	next := int64(0) // the next arrival
-	for sec := 0; sec < s.cfg.Seconds; sec++ {
-		for _, sp := range spans {
-			if sec >= sp.Start && sec < sp.End {
-				s.capacity = sp.Capacity
+	for sec := 0; sec < first.cfg.Seconds; sec++ {
+		for _, s := range sims {
+			for _, sp := range spans {
+				if sec >= sp.Start && sec < sp.End {
+					s.capacity = sp.Capacity
+				}
 			}
+			s.cur = Second{Time: sec + 1, Capacity: s.capacity}
 		}
-		s.cur = Second{Time: sec + 1, Capacity: s.capacity}
 		end := int64(sec+1) * int64(time.Second)
 		for {
-			if len(s.pending) > 0 && s.pending[0].at <= next && s.pending[0].at < end {
-				s.complete(s.pending.pop())
+			// The earliest completion of any run, if it comes before the next arrival.
+			var soonest *sim
+			for _, s := range sims {
+				if len(s.pending) > 0 && (soonest == nil || s.pending.less0(soonest.pending)) {
+					soonest = s
+				}
+			}
+			if soonest != nil && soonest.pending[0].at <= next && soonest.pending[0].at < end {
+				soonest.complete(soonest.pending.pop())
 				continue
 			}
 			if next >= end {
 				break
 			}
-			s.advanceTo(next)
-			next += s.interval
-			f := p.ExecuteAsync(ctx, call)
-			select {
-			case <-f.Done(): // done at once: the limit rejected the call
-				if _, err := f.Get(ctx); !errors.Is(err, r4c.ErrLimitExceeded) {
-					return fmt.Errorf("simulation: unexpected immediate result: %v", err)
+			first.advanceTo(next)
+			if pace != nil {
+				pace(time.Duration(next))
+			}
+			next += first.interval
+			for _, s := range sims {
+				if err := s.arrive(ctx); err != nil {
+					return err
 				}
-				s.cur.Rejected++
-			default:
-				s.admitted++
 			}
 		}
-		s.advanceTo(end)
-		s.cur.Limit, s.cur.InFlight = h.Limit(), h.InFlight()
-		if s.latCount > 0 {
-			s.cur.AvgLatency = s.latSum / time.Duration(s.latCount)
+		first.advanceTo(end)
+		for _, s := range sims {
+			s.cur.Limit, s.cur.InFlight = s.h.Limit(), s.h.InFlight()
+			if s.latCount > 0 {
+				s.cur.AvgLatency = s.latSum / time.Duration(s.latCount)
+			}
+			s.latSum, s.latCount = 0, 0
+			s.res.Seconds = append(s.res.Seconds, s.cur)
 		}
-		s.latSum, s.latCount = 0, 0
-		res.Seconds = append(res.Seconds, s.cur)
 	}
-	res.Admitted = s.admitted
+	return nil
+}
+
+// arrive offers one call to the run's limit.
+func (s *sim) arrive(ctx context.Context) error {
+	f := s.p.ExecuteAsync(ctx, s.callFn)
+	select {
+	case <-f.Done(): // done at once: the limit rejected the call
+		if _, err := f.Get(ctx); !errors.Is(err, r4c.ErrLimitExceeded) {
+			return fmt.Errorf("simulation: unexpected immediate result: %v", err)
+		}
+		s.cur.Rejected++
+	default:
+		s.admitted++
+	}
 	return nil
 }
 
@@ -378,6 +454,9 @@ func (s *sim) complete(ev event) {
 
 // events is a min-heap of completions ordered by time, then by start.
 type events []event
+
+// less0 reports whether h's first completion comes before o's (both non-empty).
+func (h events) less0(o events) bool { return h[0].at < o[0].at }
 
 func (h events) less(i, j int) bool {
 	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
