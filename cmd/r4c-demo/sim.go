@@ -134,8 +134,8 @@ func (p Pattern) Spans(seconds int) []Span {
 	return spans
 }
 
-// Config describes one simulation run: a single adaptive limit, in its own registry on its own
-// manual clock, in front of its own copy of the dependency.
+// Config describes one simulation run: a single adaptive limit in front of its own copy of the
+// dependency (RunAll runs several side by side on one clock).
 type Config struct {
 	Pattern  Pattern
 	Seconds  int    // length of the run
