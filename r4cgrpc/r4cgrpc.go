@@ -63,12 +63,7 @@ func WithBypass(fn func(fullMethod string) bool) Option {
 }
 
 func collect(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := edge.Apply(opts)
 	o.policies = edge.Policies(o.policies)
 	return o
 }

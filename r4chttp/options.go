@@ -129,12 +129,7 @@ func isOverloadStatus(status int) bool {
 }
 
 func collect(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := edge.Apply(opts)
 	o.policies = edge.Policies(o.policies)
 	return o
 }

@@ -13,6 +13,18 @@ import (
 	"github.com/resilience4cata/r4c"
 )
 
+// Apply applies opts (nil ones are skipped) to a zero O and returns it: the integrations' options
+// are functions of their options struct.
+func Apply[O any, F ~func(*O)](opts []F) O {
+	var o O
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
 // Policies returns cfgs, or, when there are none, an adaptive limit with the instance's
 // resolved settings: the integrations' default.
 func Policies(cfgs []r4c.PolicyConfig) []r4c.PolicyConfig {
