@@ -1,6 +1,7 @@
 package r4c
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"sync"
@@ -47,6 +48,14 @@ type AdaptiveLimitHandle struct {
 	minSamples  int64
 	lockedAbove int64 // latencies of at least this many ns are recorded under mu (see recordLocked)
 	reg         *Registry
+
+	// Calls waiting for a slot (MaxWait): a queue per priority, lowest first, guarded by wmu.
+	maxWait      time.Duration
+	maxWaiting   int
+	waiting      atomic.Int64 // calls in the queues; zero without MaxWait
+	waitTimeouts atomic.Int64
+	wmu          sync.Mutex
+	queues       [priorityLevels]list.List
 
 	mu sync.Mutex
 	// Guarded by mu.
@@ -101,6 +110,8 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		windowNanos: int64(cfg.Window),
 		minSamples:  int64(cfg.MinWindowSamples),
 		reg:         reg,
+		maxWait:     effectiveWait(cfg.MaxWait),
+		maxWaiting:  cfg.MaxWaiting,
 		alg:         cfg.newAlgorithm(),
 	}
 	if g, ok := l.alg.(*gradient2Limit); ok && cfg.DropGuard != Off {
@@ -130,15 +141,19 @@ func (l *AdaptiveLimitHandle) acquire() (int64, error) {
 	if !l.enabled {
 		return 0, nil
 	}
-	// Check before adding, so that a full limit rejects without writing the shared counter.
+	// Check before adding, so that a full limit rejects without writing the shared counter. A
+	// free slot is not taken ahead of calls waiting for one (MaxWait).
 	limit := l.limit.Load()
-	if l.inFlight.Load() >= limit {
+	if l.inFlight.Load() >= limit || l.maxWait > 0 && l.waiting.Load() > 0 {
 		return 0, l.reject()
 	}
 	// Optimistic add, undone when over: under contention this beats a CAS loop (docs/performance.md).
 	n := l.inFlight.Add(1)
 	if n > limit {
 		l.inFlight.Add(-1)
+		if l.maxWait > 0 && l.waiting.Load() > 0 {
+			l.admitWaiters() // a slot freed meanwhile may be waited for
+		}
 		return 0, l.reject()
 	}
 	if n > l.maxInFlight.Load() {
@@ -200,7 +215,7 @@ func (l *AdaptiveLimitHandle) release(start int64, o outcome) {
 		return
 	}
 	if o == outcomeFree {
-		l.inFlight.Add(-1)
+		l.freeSlot()
 		return
 	}
 	now := l.nanotime()
@@ -219,6 +234,10 @@ func (l *AdaptiveLimitHandle) release(start int64, o outcome) {
 	l.inFlight.Add(-1)
 	if now >= l.windowEnd.Load() {
 		l.endWindow(now)
+	}
+	// Hand the slot on after the window's end, so that a lowered limit applies to the waiters.
+	if l.maxWait > 0 && l.waiting.Load() > 0 {
+		l.admitWaiters()
 	}
 }
 
@@ -291,6 +310,9 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 		l.limitChanges++
 	}
 	l.mu.Unlock()
+	if limit > old && l.waiting.Load() > 0 {
+		l.admitWaiters() // the new slots go to the calls waiting for one
+	}
 	if limit != old && l.reg.observed {
 		l.reg.publish(Event{Type: EventLimitChanged, Kind: KindAdaptiveLimit, Instance: l.id, OldLimit: int(old), Limit: int(limit)})
 	}
@@ -315,7 +337,7 @@ func dropGuarded(samples, drops int64) bool {
 }
 
 // The adaptive limit as a pipeline gate: a slot and the start time of the call.
-func (l *AdaptiveLimitHandle) admit() (int64, error) { return l.acquire() }
+func (l *AdaptiveLimitHandle) admit(ctx context.Context) (int64, error) { return l.acquireWait(ctx) }
 func (l *AdaptiveLimitHandle) settle(ctx context.Context, start int64, err error) {
 	l.release(start, l.classify(ctx, err))
 }
@@ -353,6 +375,10 @@ type AdaptiveLimitSnapshot struct {
 	Rejected int64
 	// LimitChanges counts windows after which the limit changed.
 	LimitChanges int64
+	// Waiting is how many calls wait for a slot now (MaxWait), and WaitTimeouts how many waits
+	// ended without one at MaxWait or their context's deadline (each also counts in Rejected).
+	Waiting      int
+	WaitTimeouts int64
 	// Samples and Drops count the samples of the completed windows, and the drops among them
 	// (calls that ended with an error in DropOn). They grow when a window ends: the samples of
 	// the current window are not in them yet.
@@ -377,6 +403,7 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		MinLimit: l.cfg.MinLimit, MaxLimit: l.cfg.MaxLimit,
 		Windows: l.windows, WindowLatency: l.windowLatency, WindowSamples: l.windowSamples,
 		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges, Samples: l.samples, Drops: l.drops,
+		Waiting: int(l.waiting.Load()), WaitTimeouts: l.waitTimeouts.Load(),
 		Estimate: float64(l.limit.Load()), GuardedWindows: l.guarded,
 	}
 	if e, ok := l.alg.(estimator); ok {

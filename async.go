@@ -68,7 +68,8 @@ type asyncAttempt[T any] struct {
 	dl      *deadlineTimer // the timeout's, on the system clock (pooled)
 	expired bool           // the timeout fired
 	queued  *bulkheadWaiter
-	held    bool // holds a bulkhead slot
+	limitW  *limitWaiter // waits for a slot of the adaptive limit (MaxWait)
+	held    bool         // holds a bulkhead slot
 	inner   *Future[T]
 }
 
@@ -159,7 +160,7 @@ func (p *Pipeline[T]) executeAsync(ctx context.Context, fn func(context.Context)
 // it took and returns the policy's error.
 func (p *Pipeline[T]) admit(ctx context.Context, adm *admission) error {
 	if b := p.breaker; b != nil {
-		permit, err := b.admit()
+		permit, err := b.admit(ctx)
 		if err != nil {
 			return err
 		}
@@ -236,7 +237,7 @@ func (c *asyncCall[T]) newGroup() *asyncAttempt[T] {
 func (a *asyncAttempt[T]) start(first bool) {
 	p := a.c.p
 	if b := p.breaker; b != nil {
-		permit, err := b.admit()
+		permit, err := b.admit(a.c.ctx)
 		if err != nil {
 			a.end(zero[T](), err, endReturned)
 			return
@@ -286,10 +287,53 @@ func (a *asyncAttempt[T]) permitted() {
 	a.limited(false)
 }
 
-// limited takes the adaptive limit's slot and goes on.
+// limited takes the adaptive limit's slot and goes on, or, when the limit is full and has a
+// MaxWait, waits in its queue: the call that frees a slot hands it over (limitTold), or the
+// timer ends the wait (limitWaitedTooLong).
 func (a *asyncAttempt[T]) limited(first bool) {
 	var adm admission
 	c := a.c
+	if l := c.p.limit; l != nil && l.enabled && l.maxWait > 0 && !(l.waiting.Load() == 0 && l.takeSlot()) {
+		d := l.waitBudget(c.ctx)
+		if d <= 0 {
+			a.end(zero[T](), l.reject(), endReturned)
+			return
+		}
+		w := &limitWaiter{notify: a.limitTold, queue: queueOf(c.ctx)}
+		c.mu.Lock()
+		if a.ended {
+			c.mu.Unlock()
+			return
+		}
+		switch l.enqueue(w) {
+		case refused:
+			c.mu.Unlock()
+			a.end(zero[T](), l.reject(), endReturned)
+			return
+		case enqueued:
+			a.limitW = w
+			a.wait = c.p.reg.clock.AfterFunc(d, a.limitWaitedTooLong)
+			c.mu.Unlock()
+			return
+		}
+		a.adm.start, a.adm.limit = w.start, true // admitted: a slot was free after all
+		c.mu.Unlock()
+		a.afterAdmission(first)
+		return
+	} else if l != nil && l.enabled && l.maxWait > 0 {
+		// takeSlot took it: the sample starts now.
+		adm.start, adm.limit = l.nanotime(), true
+		c.mu.Lock()
+		if a.ended {
+			c.mu.Unlock()
+			c.p.settleAdmission(c.ctx, &adm, nil, true)
+			return
+		}
+		a.adm.start, a.adm.limit = adm.start, adm.limit
+		c.mu.Unlock()
+		a.afterAdmission(first)
+		return
+	}
 	if err := c.p.admitLimit(c.ctx, &adm); err != nil {
 		a.end(zero[T](), err, endReturned)
 		return
@@ -303,6 +347,53 @@ func (a *asyncAttempt[T]) limited(first bool) {
 	a.adm.start, a.adm.limit = adm.start, adm.limit
 	c.mu.Unlock()
 	a.afterAdmission(first)
+}
+
+// limitTold continues an attempt that waited for a slot of the adaptive limit: it was handed
+// one, or displaced by a call of higher priority.
+func (a *asyncAttempt[T]) limitTold(w *limitWaiter) {
+	c := a.c
+	l := c.p.limit
+	c.mu.Lock()
+	if a.limitW == w {
+		a.limitW = nil
+		if a.wait != nil {
+			a.wait.Stop()
+			a.wait = nil
+		}
+	}
+	if a.ended {
+		c.mu.Unlock()
+		if w.ok {
+			l.release(w.start, outcomeFree) // the attempt ended while the slot came: pass it on
+		}
+		return
+	}
+	if !w.ok {
+		c.mu.Unlock()
+		a.end(zero[T](), l.reject(), endReturned)
+		return
+	}
+	a.adm.start, a.adm.limit = w.start, true
+	c.mu.Unlock()
+	a.afterAdmission(false)
+}
+
+// limitWaitedTooLong ends an attempt whose wait for a slot of the adaptive limit reached
+// MaxWait (or its context's deadline).
+func (a *asyncAttempt[T]) limitWaitedTooLong() {
+	c := a.c
+	l := c.p.limit
+	c.mu.Lock()
+	w := a.limitW
+	if w == nil || !l.dequeue(w) {
+		c.mu.Unlock()
+		return // handed a slot first, or ended
+	}
+	a.limitW, a.wait = nil, nil
+	c.mu.Unlock()
+	l.waitTimeouts.Add(1)
+	a.end(zero[T](), l.reject(), endReturned)
 }
 
 // afterAdmission starts the timeout, takes the bulkhead's slot and calls fn.
@@ -480,8 +571,8 @@ func (a *asyncAttempt[T]) end(v T, err error, how attemptEnd) {
 		return
 	}
 	a.ended = true
-	held, queued, timer, dl, wait, inner, adm := a.held, a.queued, a.timer, a.dl, a.wait, a.inner, a.adm
-	a.held, a.queued, a.timer, a.dl, a.wait, a.inner = false, nil, nil, nil, nil, nil
+	held, queued, limitW, timer, dl, wait, inner, adm := a.held, a.queued, a.limitW, a.timer, a.dl, a.wait, a.inner, a.adm
+	a.held, a.queued, a.limitW, a.timer, a.dl, a.wait, a.inner = false, nil, nil, nil, nil, nil, nil
 	a.adm = admission{}
 	c.mu.Unlock()
 
@@ -502,7 +593,12 @@ func (a *asyncAttempt[T]) end(v T, err error, how attemptEnd) {
 	if dl != nil {
 		dl.stop()
 	}
-	if wait != nil && wait.Stop() && queued == nil {
+	if limitW != nil {
+		// Out of the queue; if a slot was handed over first, limitTold finds the attempt ended
+		// and passes it on.
+		p.limit.dequeue(limitW)
+	}
+	if wait != nil && wait.Stop() && queued == nil && limitW == nil {
 		p.rate.endWait(a.cycle, false) // still waiting for its rate permit: it goes back
 	}
 	p.settleAdmission(c.ctx, &adm, err, how == endPanicked || how == endCancelled)

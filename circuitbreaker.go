@@ -496,7 +496,7 @@ func (r *Registry) CircuitBreaker(id string) (*CircuitBreakerHandle, error) {
 // The breaker as a pipeline gate: ask for permission (a rejection does not call the rest), run
 // the rest, record its classified result. A panic records nothing and gives a half-open trial's
 // permission back.
-func (h *CircuitBreakerHandle) admit() (cbPermit, error) { return h.acquire() }
+func (h *CircuitBreakerHandle) admit(context.Context) (cbPermit, error) { return h.acquire() }
 func (h *CircuitBreakerHandle) settle(ctx context.Context, p cbPermit, err error) {
 	h.release(p, h.classify(ctx, err))
 }

@@ -200,6 +200,17 @@ type AdaptiveLimitConfig struct {
 	// the long-term latency. Off feeds every window to Gradient2's Update, as Netflix's library
 	// does. AIMD, Vegas and Knee ignore it.
 	DropGuard Toggle
+	// MaxWait is how long a call that finds every slot taken waits for one (default 0: it is
+	// rejected at once). A waiting call is admitted by the call that frees a slot (or by a
+	// window that raises the limit), highest priority first and in arrival order within a
+	// priority (WithPriority); it waits on the registry's clock, never past its context's
+	// deadline, and fails with the limit's rejection when the wait is over. Its latency sample
+	// starts when it gets its slot. Use NoWait to remove a wait set by a lower layer.
+	MaxWait time.Duration
+	// MaxWaiting bounds the calls waiting at once (default: the current limit). A call that
+	// finds the queue full is rejected at once, unless a waiting call has a lower priority: the
+	// newest of the lowest priority then gives it its place and fails at once.
+	MaxWaiting int
 	// Enabled turns the limit Off (every call passes, nothing is measured) or back On.
 	Enabled Toggle
 	// Config names a configuration registered with WithConfig to start from.
@@ -250,6 +261,7 @@ var adaptiveLimitSpec = policySpec[AdaptiveLimitConfig]{
 		ProbeMultiplier:  30,
 		DropOn:           []error{ErrCallTimeout, ErrBulkheadFull},
 		DropGuard:        On,
+		MaxWait:          NoWait,
 		Enabled:          On,
 	},
 	settings: adaptiveLimitSettings,
@@ -347,6 +359,12 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		func(c *AdaptiveLimitConfig) *[]error { return &c.DropOn }).eg("r4c.ErrCallTimeout,net.ErrClosed").describe("The failures that are drops (overload signals); setting it replaces the default list."),
 	boolSetting("dropGuard", func(c *AdaptiveLimitConfig) *Toggle { return &c.DropGuard },
 		"Gradient2 only: a window in which more than one sample in ten is a drop lowers the limit as if the gradient were at its floor (0.5) and stays out of the long-term latency, so that timeouts never become normal; false is Netflix's Gradient2 end to end."),
+	waitSetting("maxWait", func(c *AdaptiveLimitConfig) *time.Duration { return &c.MaxWait }).eg("50ms").
+		describe("How long a call that finds every slot taken waits for one, highest priority first; 0 rejects it at once."),
+	intSetting("maxWaiting", "at least 1",
+		func(c *AdaptiveLimitConfig) *int { return &c.MaxWaiting }, atLeastOne, codeInvalidSetting).eg("100").
+		describe("With maxWait: how many calls may wait at once; beyond it a call is rejected at once, or takes the place of a waiting call of lower priority.").
+		defaultIs("the current limit"),
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
 		"false disables the limit: every call passes and nothing is measured."),
 }

@@ -6,8 +6,9 @@ import "context"
 // limit (a slot and a start time) and the circuit breaker (a permission). P is what admission
 // hands to the settlement.
 type gate[P any] interface {
-	// admit takes the call's slot or permission, or returns the policy's rejection.
-	admit() (P, error)
+	// admit takes the call's slot or permission (waiting for it, with ctx, if the policy waits),
+	// or returns the policy's rejection.
+	admit(ctx context.Context) (P, error)
 	// settle ends an admitted call with its result, given the caller's context.
 	settle(ctx context.Context, p P, err error)
 	// abandon ends an admitted call that panicked: nothing is learned from it.
@@ -20,7 +21,7 @@ type gate[P any] interface {
 func gateStage[T, P any](g gate[P]) stage[T] {
 	return func(next call[T]) call[T] {
 		return func(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-			p, err := g.admit()
+			p, err := g.admit(ctx)
 			if err != nil {
 				var zero T
 				return zero, err

@@ -33,8 +33,8 @@ type Pipeline[T any] struct {
 	retry    *RetryHandle
 	hedge    *HedgeHandle
 	fallback *FallbackConfig[T]
-	// admitsFirst: no policy acts on a rejection by the breaker, the rate limiter (which
-	// never waits) or the limit, so an async call is admitted before anything is allocated.
+	// admitsFirst: no policy acts on a rejection by the breaker, the rate limiter or the limit
+	// (neither waits), so an async call is admitted before anything is allocated.
 	admitsFirst bool
 }
 
@@ -115,7 +115,8 @@ func NewPipeline[T any](reg *Registry, id string, cfgs ...PolicyConfig) (*Pipeli
 	p.retry = enabled(ps.retry, ps.retry != nil && ps.retry.enabled)
 	p.hedge = enabled(ps.hedge, ps.hedge != nil && ps.hedge.enabled)
 	p.fallback = fallback
-	p.admitsFirst = p.retry == nil && p.hedge == nil && p.fallback == nil && (p.rate == nil || p.rate.maxWait == 0)
+	p.admitsFirst = p.retry == nil && p.hedge == nil && p.fallback == nil && (p.rate == nil || p.rate.maxWait == 0) &&
+		(p.limit == nil || p.limit.maxWait == 0)
 	return p, nil
 }
 

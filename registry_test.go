@@ -36,6 +36,7 @@ func TestResolutionOrder(t *testing.T) {
 		ProbeMultiplier:  30,              // built-in
 		DropOn:           []error{r4c.ErrCallTimeout, r4c.ErrBulkheadFull},
 		DropGuard:        r4c.On, // built-in
+		MaxWait:          r4c.NoWait,
 		Enabled:          r4c.On,
 		Config:           "backend",
 	}

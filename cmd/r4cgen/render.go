@@ -430,7 +430,7 @@ func (r *renderer) syncBody(m *typeModel, mm *methodModel) {
 	call := fmt.Sprintf("w.d.%s(%s)", mm.name, strings.Join(mm.callArgs(), ", "))
 	if _, ok := limitOnly(m, mm); ok {
 		// The adaptive limit alone: a permit around the call, no closure, no allocation.
-		r.p("permit, aerr := w.h%s.Acquire()", mm.name)
+		r.p("permit, aerr := w.h%s.AcquireContext(ctx) // waits when the limit has a MaxWait", mm.name)
 		r.p("if aerr != nil {")
 		r.p("return %s", strings.Join(append(resultVars(mm), "aerr"), ", "))
 		r.p("}")

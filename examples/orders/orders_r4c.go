@@ -62,7 +62,7 @@ func init() {
 
 // Cancel calls the delegate's Cancel through its pipeline.
 func (w *OrderClientResilient) Cancel(ctx context.Context, a1 string) (r0 string, err error) {
-	permit, aerr := w.hCancel.Acquire()
+	permit, aerr := w.hCancel.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}

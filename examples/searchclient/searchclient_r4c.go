@@ -47,7 +47,7 @@ func init() {
 
 // Search calls the delegate's Search through its pipeline.
 func (w *SearchClientResilient) Search(ctx context.Context, a1 string) (r0 string, err error) {
-	permit, aerr := w.hSearch.Acquire()
+	permit, aerr := w.hSearch.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}

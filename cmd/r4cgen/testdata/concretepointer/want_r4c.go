@@ -46,7 +46,7 @@ func (w *ClientResilient) Get(ctx context.Context) (r0 int, err error) {
 
 // Inc calls the delegate's Inc through its pipeline.
 func (w *ClientResilient) Inc(ctx context.Context) (r0 int, err error) {
-	permit, aerr := w.hInc.Acquire()
+	permit, aerr := w.hInc.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}

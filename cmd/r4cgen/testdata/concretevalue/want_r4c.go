@@ -35,7 +35,7 @@ func NewClientResilient(delegate Client, reg *r4c.Registry) (*ClientResilient, e
 
 // Get calls the delegate's Get through its pipeline.
 func (w *ClientResilient) Get(ctx context.Context, a1 string) (r0 string, err error) {
-	permit, aerr := w.hGet.Acquire()
+	permit, aerr := w.hGet.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}

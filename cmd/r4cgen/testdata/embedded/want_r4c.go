@@ -64,7 +64,7 @@ func (w *ReadStoreResilient) List(ctx context.Context, a1 string) (r0 []string, 
 
 // Read calls the delegate's Read through its pipeline.
 func (w *ReadStoreResilient) Read(ctx context.Context, a1 string) (r0 []byte, err error) {
-	permit, aerr := w.hRead.Acquire()
+	permit, aerr := w.hRead.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}

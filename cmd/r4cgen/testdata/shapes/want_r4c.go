@@ -96,7 +96,7 @@ func (w *StoreResilient) Close() {
 
 // Generic calls the delegate's Generic through its pipeline.
 func (w *StoreResilient) Generic(ctx context.Context, a1 Box[int], a2 func(int) error, a3 io.Reader) (r0 Box[string], err error) {
-	permit, aerr := w.hGeneric.Acquire()
+	permit, aerr := w.hGeneric.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}
@@ -114,7 +114,7 @@ func (w *StoreResilient) Generic(ctx context.Context, a1 Box[int], a2 func(int) 
 
 // GetMany calls the delegate's GetMany through its pipeline.
 func (w *StoreResilient) GetMany(ctx context.Context, a1 ...string) (r0 map[string][]byte, err error) {
-	permit, aerr := w.hGetMany.Acquire()
+	permit, aerr := w.hGetMany.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return r0, aerr
 	}
@@ -132,8 +132,8 @@ func (w *StoreResilient) GetMany(ctx context.Context, a1 ...string) (r0 map[stri
 
 // Ping calls the delegate's Ping through its pipeline.
 func (w *StoreResilient) Ping() (err error) {
-	ctx := context.Background() // the method takes no context
-	permit, aerr := w.hPing.Acquire()
+	ctx := context.Background()                 // the method takes no context
+	permit, aerr := w.hPing.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return aerr
 	}
@@ -151,7 +151,7 @@ func (w *StoreResilient) Ping() (err error) {
 
 // Put calls the delegate's Put through its pipeline.
 func (w *StoreResilient) Put(ctx context.Context, a1 string, a2 []byte) (err error) {
-	permit, aerr := w.hPut.Acquire()
+	permit, aerr := w.hPut.AcquireContext(ctx) // waits when the limit has a MaxWait
 	if aerr != nil {
 		return aerr
 	}
