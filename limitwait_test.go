@@ -47,7 +47,11 @@ type order struct {
 }
 
 func (o *order) add(name string) { o.mu.Lock(); o.names = append(o.names, name); o.mu.Unlock() }
-func (o *order) get() []string   { o.mu.Lock(); defer o.mu.Unlock(); return append([]string(nil), o.names...) }
+func (o *order) get() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.names...)
+}
 
 func startWaiter(t *testing.T, p *r4c.Pipeline[string], h *r4c.AdaptiveLimitHandle, o *order, name string, prio r4c.Priority, want int) <-chan error {
 	t.Helper()
