@@ -337,7 +337,12 @@ func dropGuarded(samples, drops int64) bool {
 }
 
 // The adaptive limit as a pipeline gate: a slot and the start time of the call.
-func (l *AdaptiveLimitHandle) admit(ctx context.Context) (int64, error) { return l.acquireWait(ctx) }
+func (l *AdaptiveLimitHandle) admit(ctx context.Context) (int64, error) {
+	if l.maxWait > 0 {
+		return l.acquireWait(ctx)
+	}
+	return l.acquire() // directly: a call that cannot wait pays no extra call
+}
 func (l *AdaptiveLimitHandle) settle(ctx context.Context, start int64, err error) {
 	l.release(start, l.classify(ctx, err))
 }

@@ -250,6 +250,9 @@ func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context) (int64, error) {
 // never past ctx's deadline; cancelling ctx ends the wait at once. The wait is not part of the
 // call's latency sample. Without MaxWait it is Acquire.
 func (l *AdaptiveLimitHandle) AcquireContext(ctx context.Context) (AdaptiveLimitPermit, error) {
+	if l.maxWait == 0 {
+		return l.Acquire() // directly: a limit without MaxWait pays no extra call
+	}
 	start, err := l.acquireWait(ctx)
 	if err != nil {
 		return AdaptiveLimitPermit{}, err
