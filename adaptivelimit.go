@@ -57,6 +57,10 @@ type AdaptiveLimitHandle struct {
 	wmu          sync.Mutex
 	queues       [priorityLevels]list.List
 
+	// Partitions (sorted by name; nil without): pmu serializes their admissions.
+	parts []partition
+	pmu   sync.Mutex
+
 	mu sync.Mutex
 	// Guarded by mu.
 	alg AdaptiveAlgorithm
@@ -112,6 +116,7 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		reg:         reg,
 		maxWait:     effectiveWait(cfg.MaxWait),
 		maxWaiting:  cfg.MaxWaiting,
+		parts:       newPartitions(cfg.Partitions),
 		alg:         cfg.newAlgorithm(),
 	}
 	if g, ok := l.alg.(*gradient2Limit); ok && cfg.DropGuard != Off {
@@ -140,6 +145,9 @@ func (l *AdaptiveLimitHandle) nanotime() int64 {
 func (l *AdaptiveLimitHandle) acquire() (int64, error) {
 	if !l.enabled {
 		return 0, nil
+	}
+	if l.parts != nil {
+		return l.acquirePart(-1)
 	}
 	// Check before adding, so that a full limit rejects without writing the shared counter. A
 	// free slot is not taken ahead of calls waiting for one (MaxWait).
@@ -210,16 +218,16 @@ func (l *AdaptiveLimitHandle) classify(ctx context.Context, err error) outcome {
 }
 
 // release ends an admitted call started at start.
-func (l *AdaptiveLimitHandle) release(start int64, o outcome) {
+func (l *AdaptiveLimitHandle) release(s limitSlot, o outcome) {
 	if !l.enabled {
 		return
 	}
 	if o == outcomeFree {
-		l.freeSlot()
+		l.freeSlot(s.part)
 		return
 	}
 	now := l.nanotime()
-	lat := now - start
+	lat := now - s.start
 	if lat < 0 {
 		lat = 0
 	}
@@ -230,6 +238,9 @@ func (l *AdaptiveLimitHandle) release(start int64, o outcome) {
 		l.mu.Lock()
 		l.spillLocked()
 		l.mu.Unlock()
+	}
+	if s.part >= 0 {
+		l.parts[s.part].inFlight.Add(-1)
 	}
 	l.inFlight.Add(-1)
 	if now >= l.windowEnd.Load() {
@@ -337,16 +348,52 @@ func dropGuarded(samples, drops int64) bool {
 }
 
 // The adaptive limit as a pipeline gate: a slot and the start time of the call.
-func (l *AdaptiveLimitHandle) admit(ctx context.Context) (int64, error) {
-	if l.maxWait > 0 {
-		return l.acquireWait(ctx)
+func (l *AdaptiveLimitHandle) admit(ctx context.Context) (limitSlot, error) {
+	if l.maxWait > 0 || l.parts != nil {
+		return l.acquireIn(ctx)
 	}
-	return l.acquire() // directly: a call that cannot wait pays no extra call
+	start, err := l.acquire() // directly: a call that can neither wait nor be partitioned pays no extra call
+	return limitSlot{start: start, part: -1}, err
 }
-func (l *AdaptiveLimitHandle) settle(ctx context.Context, start int64, err error) {
-	l.release(start, l.classify(ctx, err))
+func (l *AdaptiveLimitHandle) settle(ctx context.Context, s limitSlot, err error) {
+	l.release(s, l.classify(ctx, err))
 }
-func (l *AdaptiveLimitHandle) abandon(start int64) { l.release(start, outcomeFree) }
+func (l *AdaptiveLimitHandle) abandon(s limitSlot) { l.release(s, outcomeFree) }
+
+// limitSlot is what an admitted call holds of the limit: the start of its latency sample, and
+// its partition (-1: none).
+type limitSlot struct {
+	start int64
+	part  int32
+}
+
+// acquirePart takes a slot for a call of partition part (-1: none) of a limit with partitions,
+// without waiting, or rejects it.
+func (l *AdaptiveLimitHandle) acquirePart(part int32) (int64, error) {
+	if !(l.maxWait > 0 && l.waiting.Load() > 0) && l.takePartitioned(part) {
+		return l.nanotime(), nil
+	}
+	l.partitionRejected(part)
+	return 0, l.reject()
+}
+
+// acquireIn takes a slot for a call with ctx: in ctx's partition, waiting if the limit has a
+// MaxWait.
+func (l *AdaptiveLimitHandle) acquireIn(ctx context.Context) (limitSlot, error) {
+	part := int32(-1)
+	if l.parts != nil {
+		part = l.partitionOf(ctx)
+	}
+	if l.maxWait > 0 {
+		start, err := l.acquireWait(ctx, part)
+		return limitSlot{start: start, part: part}, err
+	}
+	if !l.enabled {
+		return limitSlot{part: -1}, nil
+	}
+	start, err := l.acquirePart(part)
+	return limitSlot{start: start, part: part}, err
+}
 
 // Limit returns how many calls may run at once now.
 func (l *AdaptiveLimitHandle) Limit() int { return int(l.limit.Load()) }
@@ -384,6 +431,9 @@ type AdaptiveLimitSnapshot struct {
 	// ended without one at MaxWait or their context's deadline (each also counts in Rejected).
 	Waiting      int
 	WaitTimeouts int64
+	// Partitions reads each partition (AdaptiveLimitConfig.Partitions), sorted by name; nil
+	// without partitions.
+	Partitions []PartitionSnapshot
 	// Samples and Drops count the samples of the completed windows, and the drops among them
 	// (calls that ended with an error in DropOn). They grow when a window ends: the samples of
 	// the current window are not in them yet.
@@ -409,6 +459,7 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		Windows: l.windows, WindowLatency: l.windowLatency, WindowSamples: l.windowSamples,
 		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges, Samples: l.samples, Drops: l.drops,
 		Waiting: int(l.waiting.Load()), WaitTimeouts: l.waitTimeouts.Load(),
+		Partitions: l.partitionSnapshots(l.limit.Load()),
 		Estimate: float64(l.limit.Load()), GuardedWindows: l.guarded,
 	}
 	if e, ok := l.alg.(estimator); ok {
@@ -425,8 +476,8 @@ type estimator interface{ Estimate() float64 }
 // with Release or one of Success, Drop and Ignore: a permit is a value, so a second end would
 // free a slot twice. The zero permit's methods do nothing.
 type AdaptiveLimitPermit struct {
-	l     *AdaptiveLimitHandle
-	start int64
+	l    *AdaptiveLimitHandle
+	slot limitSlot
 }
 
 // Acquire takes a slot, or returns the instance's *LimitExceededError at once when every slot
@@ -436,7 +487,7 @@ func (l *AdaptiveLimitHandle) Acquire() (AdaptiveLimitPermit, error) {
 	if err != nil {
 		return AdaptiveLimitPermit{}, err
 	}
-	return AdaptiveLimitPermit{l: l, start: start}, nil
+	return AdaptiveLimitPermit{l: l, slot: limitSlot{start: start, part: -1}}, nil
 }
 
 // Release ends the call with its result, classified as the pipeline does: nil is a sample; a
@@ -445,14 +496,14 @@ func (l *AdaptiveLimitHandle) Acquire() (AdaptiveLimitPermit, error) {
 // the slot.
 func (p AdaptiveLimitPermit) Release(ctx context.Context, err error) {
 	if p.l != nil {
-		p.l.release(p.start, p.l.classify(ctx, err))
+		p.l.release(p.slot, p.l.classify(ctx, err))
 	}
 }
 
 // Success ends the call as a sample: its latency enters the window.
 func (p AdaptiveLimitPermit) Success() {
 	if p.l != nil {
-		p.l.release(p.start, outcomeSample)
+		p.l.release(p.slot, outcomeSample)
 	}
 }
 
@@ -460,7 +511,7 @@ func (p AdaptiveLimitPermit) Success() {
 // overloaded.
 func (p AdaptiveLimitPermit) Drop() {
 	if p.l != nil {
-		p.l.release(p.start, outcomeDrop)
+		p.l.release(p.slot, outcomeDrop)
 	}
 }
 
@@ -468,6 +519,6 @@ func (p AdaptiveLimitPermit) Drop() {
 // cancellations and panics.
 func (p AdaptiveLimitPermit) Ignore() {
 	if p.l != nil {
-		p.l.release(p.start, outcomeFree)
+		p.l.release(p.slot, outcomeFree)
 	}
 }

@@ -76,7 +76,7 @@ type asyncAttempt[T any] struct {
 // admission is what an attempt holds of the policies that admit it before it runs.
 type admission struct {
 	permit  cbPermit
-	start   int64
+	slot    limitSlot // the adaptive limit's: its sample's start and the call's partition
 	breaker bool // holds the breaker's permission
 	limit   bool // holds a slot of the adaptive limit
 }
@@ -179,12 +179,12 @@ func (p *Pipeline[T]) admit(ctx context.Context, adm *admission) error {
 // settles what adm holds with it.
 func (p *Pipeline[T]) admitLimit(ctx context.Context, adm *admission) error {
 	if l := p.limit; l != nil && l.enabled {
-		start, err := l.acquire()
+		slot, err := l.admit(ctx)
 		if err != nil {
 			p.settleAdmission(ctx, adm, err, false)
 			return err
 		}
-		adm.start, adm.limit = start, true
+		adm.slot, adm.limit = slot, true
 	}
 	return nil
 }
@@ -196,9 +196,9 @@ func (p *Pipeline[T]) settleAdmission(ctx context.Context, adm *admission, err e
 	if adm.limit {
 		adm.limit = false
 		if free {
-			p.limit.abandon(adm.start)
+			p.limit.abandon(adm.slot)
 		} else {
-			p.limit.settle(ctx, adm.start, err)
+			p.limit.settle(ctx, adm.slot, err)
 		}
 	}
 	if adm.breaker {
@@ -293,13 +293,18 @@ func (a *asyncAttempt[T]) permitted() {
 func (a *asyncAttempt[T]) limited(first bool) {
 	var adm admission
 	c := a.c
-	if l := c.p.limit; l != nil && l.enabled && l.maxWait > 0 && !(l.waiting.Load() == 0 && l.takeSlot()) {
+	var part int32 = -1
+	if l := c.p.limit; l != nil && l.parts != nil {
+		part = l.partitionOf(c.ctx)
+	}
+	if l := c.p.limit; l != nil && l.enabled && l.maxWait > 0 && !(l.waiting.Load() == 0 && l.takeSlotFor(part)) {
 		d := l.waitBudget(c.ctx)
 		if d <= 0 {
+			l.partitionRejected(part)
 			a.end(zero[T](), l.reject(), endReturned)
 			return
 		}
-		w := &limitWaiter{notify: a.limitTold, queue: queueOf(c.ctx)}
+		w := &limitWaiter{notify: a.limitTold, queue: queueOf(c.ctx), part: part}
 		c.mu.Lock()
 		if a.ended {
 			c.mu.Unlock()
@@ -308,6 +313,7 @@ func (a *asyncAttempt[T]) limited(first bool) {
 		switch l.enqueue(w) {
 		case refused:
 			c.mu.Unlock()
+			l.partitionRejected(part)
 			a.end(zero[T](), l.reject(), endReturned)
 			return
 		case enqueued:
@@ -316,20 +322,20 @@ func (a *asyncAttempt[T]) limited(first bool) {
 			c.mu.Unlock()
 			return
 		}
-		a.adm.start, a.adm.limit = w.start, true // admitted: a slot was free after all
+		a.adm.slot, a.adm.limit = limitSlot{start: w.start, part: part}, true // admitted: a slot was free after all
 		c.mu.Unlock()
 		a.afterAdmission(first)
 		return
 	} else if l != nil && l.enabled && l.maxWait > 0 {
-		// takeSlot took it: the sample starts now.
-		adm.start, adm.limit = l.nanotime(), true
+		// takeSlotFor took it: the sample starts now.
+		adm.slot, adm.limit = limitSlot{start: l.nanotime(), part: part}, true
 		c.mu.Lock()
 		if a.ended {
 			c.mu.Unlock()
 			c.p.settleAdmission(c.ctx, &adm, nil, true)
 			return
 		}
-		a.adm.start, a.adm.limit = adm.start, adm.limit
+		a.adm.slot, a.adm.limit = adm.slot, adm.limit
 		c.mu.Unlock()
 		a.afterAdmission(first)
 		return
@@ -344,7 +350,7 @@ func (a *asyncAttempt[T]) limited(first bool) {
 		c.p.settleAdmission(c.ctx, &adm, nil, true)
 		return
 	}
-	a.adm.start, a.adm.limit = adm.start, adm.limit
+	a.adm.slot, a.adm.limit = adm.slot, adm.limit
 	c.mu.Unlock()
 	a.afterAdmission(first)
 }
@@ -365,7 +371,7 @@ func (a *asyncAttempt[T]) limitTold(w *limitWaiter) {
 	if a.ended {
 		c.mu.Unlock()
 		if w.ok {
-			l.release(w.start, outcomeFree) // the attempt ended while the slot came: pass it on
+			l.release(limitSlot{start: w.start, part: w.part}, outcomeFree) // the attempt ended while the slot came: pass it on
 		}
 		return
 	}
@@ -374,7 +380,7 @@ func (a *asyncAttempt[T]) limitTold(w *limitWaiter) {
 		a.end(zero[T](), l.reject(), endReturned)
 		return
 	}
-	a.adm.start, a.adm.limit = w.start, true
+	a.adm.slot, a.adm.limit = limitSlot{start: w.start, part: w.part}, true
 	c.mu.Unlock()
 	a.afterAdmission(false)
 }

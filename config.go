@@ -211,6 +211,13 @@ type AdaptiveLimitConfig struct {
 	// finds the queue full is rejected at once, unless a waiting call has a lower priority: the
 	// newest of the lowest priority then gives it its place and fails at once.
 	MaxWaiting int
+	// Partitions guarantees shares of the limit to classes of calls, tagged with WithPartition
+	// (each share in (0, 1], the shares adding up to at most 1): a partition's calls up to
+	// floor(share x limit) are always admitted, whatever the others do; beyond that, and calls
+	// without a partition, they use only the slots that no guarantee reserves, so the calls in
+	// flight never exceed the limit. A partition that is idle keeps its guarantee free for its
+	// next calls: that is the price of the guarantee (docs/adaptive-limit.md, "Partitions").
+	Partitions map[string]float64
 	// Enabled turns the limit Off (every call passes, nothing is measured) or back On.
 	Enabled Toggle
 	// Config names a configuration registered with WithConfig to start from.
@@ -365,6 +372,7 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		func(c *AdaptiveLimitConfig) *int { return &c.MaxWaiting }, atLeastOne, codeInvalidSetting).eg("100").
 		describe("With maxWait: how many calls may wait at once; beyond it a call is rejected at once, or takes the place of a waiting call of lower priority.").
 		defaultIs("the current limit"),
+	partitionsSetting().defaultIs("none"),
 	toggleSetting(func(c *AdaptiveLimitConfig) *Toggle { return &c.Enabled },
 		"false disables the limit: every call passes and nothing is measured."),
 }

@@ -155,12 +155,25 @@ type flatKey struct {
 	name    string // the named configuration or instance id ("" for defaults); may hold dots
 	policy  specAny
 	setting string
+	sub     string // adaptiveLimit.partitions.<sub>: the partition the key sets a share of
 }
+
+// partitionsKey is the head of the keys of one partition's share:
+// adaptiveLimit.partitions.<name>=0.3.
+const partitionsKey = policyAdaptiveLimit + ".partitions."
 
 // parseFlatKey parses a key. The name in the middle may contain dots, slashes, '#',
 // parentheses and commas (generated instance ids do), so the policy and the setting are taken
 // from the right. On failure it returns the nearest valid key, for the message.
 func parseFlatKey(key string) (flatKey, string, bool) {
+	// One partition's share: the key of the partitions setting, with the partition's name.
+	if i := strings.LastIndex(key, "."+partitionsKey); i >= 0 {
+		if sub := key[i+len(partitionsKey)+1:]; sub != "" && !strings.ContainsAny(sub, ".:,") {
+			fk, near, ok := parseFlatKey(key[:i+len(partitionsKey)])
+			fk.sub = sub
+			return fk, near, ok
+		}
+	}
 	kind, rest, _ := strings.Cut(key, ".")
 	var fk flatKey
 	switch kind {
@@ -297,7 +310,11 @@ func (b *registryBuilder) applyProperty(key, value, where string) {
 		l = b.layerOf(b.r.instances, fk.name)
 		b.r.instanceKeys = append(b.r.instanceKeys, instanceKey{id: fk.name, policy: fk.policy.policyName(), key: key, where: where})
 	}
-	if code, want, ok := fk.policy.apply(l, fk.setting, value, fk.kind == "configs"); !ok {
+	text := value
+	if fk.sub != "" {
+		text = partitionEntry(l, fk.sub, value) // the layer's partitions, this one added
+	}
+	if code, want, ok := fk.policy.apply(l, fk.setting, text, fk.kind == "configs"); !ok {
 		b.errs = append(b.errs, &ConfigError{Code: code, Instance: fk.name, Policy: fk.policy.policyName(), Key: key, Value: value,
 			Msg: fmt.Sprintf("%s: %s = %s is invalid: want %s", where, key, value, want)})
 		return

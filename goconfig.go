@@ -93,6 +93,13 @@ func goExpr(v reflect.Value) (string, error) {
 		}
 		s := strconv.FormatFloat(x, 'g', -1, 64)
 		return s, nil
+	case map[string]float64: // Partitions, sorted by name
+		var pairs []string
+		for _, pair := range strings.Split(formatPartitions(x), ",") {
+			name, share, _ := strings.Cut(pair, ":")
+			pairs = append(pairs, strconv.Quote(name)+": "+share)
+		}
+		return "map[string]float64{" + strings.Join(pairs, ", ") + "}", nil
 	}
 	return "", fmt.Errorf("no Go expression for a %v", v.Type())
 }

@@ -45,6 +45,7 @@ type limitWaiter struct {
 	ready  chan struct{}
 	notify func(w *limitWaiter)
 	queue  int
+	part   int32 // the call's partition, -1 for none
 	elem   *list.Element
 	queued bool  // in a queue (guarded by the limit's wmu)
 	ok     bool  // set before ready is closed or notify called
@@ -80,6 +81,15 @@ func (l *AdaptiveLimitHandle) waitBudget(ctx context.Context) time.Duration {
 	return max(d, 0)
 }
 
+// takeSlotFor takes a slot for a call of partition part (-1: none) if one is free: under the
+// partitions' rules when the limit has partitions.
+func (l *AdaptiveLimitHandle) takeSlotFor(part int32) bool {
+	if l.parts != nil {
+		return l.takePartitioned(part)
+	}
+	return l.takeSlot()
+}
+
 // takeSlot takes a slot if one is free under the current limit.
 func (l *AdaptiveLimitHandle) takeSlot() bool {
 	for {
@@ -102,7 +112,7 @@ func (l *AdaptiveLimitHandle) takeSlot() bool {
 func (l *AdaptiveLimitHandle) enqueue(w *limitWaiter) enqueueResult {
 	var displaced *limitWaiter
 	l.wmu.Lock()
-	if l.waiting.Load() == 0 && l.takeSlot() {
+	if l.waiting.Load() == 0 && l.takeSlotFor(w.part) {
 		l.wmu.Unlock()
 		w.start = l.nanotime()
 		return admitted
@@ -153,15 +163,24 @@ func (l *AdaptiveLimitHandle) enqueue(w *limitWaiter) enqueueResult {
 // told (done) once wmu is released. wmu must be held.
 func (l *AdaptiveLimitHandle) admitLocked(granted []*limitWaiter) []*limitWaiter {
 	for q := priorityLevels - 1; q >= 0; q-- {
-		for front := l.queues[q].Front(); front != nil; front = l.queues[q].Front() {
-			if !l.takeSlot() {
+		for e := l.queues[q].Front(); e != nil; {
+			if l.inFlight.Load() >= l.limit.Load() {
 				return granted
 			}
-			w := l.queues[q].Remove(front).(*limitWaiter)
-			w.queued = false
-			w.start = l.nanotime()
-			l.waiting.Add(-1)
-			granted = append(granted, w)
+			w := e.Value.(*limitWaiter)
+			next := e.Next()
+			if l.takeSlotFor(w.part) {
+				l.queues[q].Remove(e)
+				w.queued = false
+				w.start = l.nanotime()
+				l.waiting.Add(-1)
+				granted = append(granted, w)
+			} else if l.parts == nil {
+				return granted
+			}
+			// With partitions, a waiter whose partition cannot take the free slot lets one of
+			// another partition behind it have it.
+			e = next
 		}
 	}
 	return granted
@@ -195,7 +214,10 @@ func (l *AdaptiveLimitHandle) dequeue(w *limitWaiter) bool {
 
 // freeSlot returns a slot. When calls wait, it hands the slot on: a call that does not wait
 // pays one load of a counter that stays zero.
-func (l *AdaptiveLimitHandle) freeSlot() {
+func (l *AdaptiveLimitHandle) freeSlot(part int32) {
+	if part >= 0 {
+		l.parts[part].inFlight.Add(-1)
+	}
 	l.inFlight.Add(-1)
 	if l.maxWait > 0 && l.waiting.Load() > 0 {
 		l.admitWaiters()
@@ -204,22 +226,24 @@ func (l *AdaptiveLimitHandle) freeSlot() {
 
 // acquireWait takes a slot, waiting up to MaxWait (never past ctx's deadline) when every slot
 // is taken, or returns the rejection or ctx's error. It is acquire when MaxWait is 0.
-func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context) (int64, error) {
-	if !l.enabled || l.maxWait == 0 {
-		return l.acquire()
+func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context, part int32) (int64, error) {
+	if !l.enabled {
+		return 0, nil
 	}
-	if l.waiting.Load() == 0 && l.takeSlot() {
+	if l.waiting.Load() == 0 && l.takeSlotFor(part) {
 		return l.nanotime(), nil
 	}
 	d := l.waitBudget(ctx)
 	if d <= 0 {
+		l.partitionRejected(part)
 		return 0, l.reject()
 	}
-	w := &limitWaiter{ready: make(chan struct{}), queue: queueOf(ctx)}
+	w := &limitWaiter{ready: make(chan struct{}), queue: queueOf(ctx), part: part}
 	switch l.enqueue(w) {
 	case admitted:
 		return w.start, nil
 	case refused:
+		l.partitionRejected(part)
 		return 0, l.reject()
 	}
 	timer := l.clock.NewTimer(d)
@@ -234,6 +258,7 @@ func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context) (int64, error) {
 	if l.dequeue(w) {
 		if timedOut {
 			l.waitTimeouts.Add(1)
+			l.partitionRejected(part)
 			return 0, l.reject()
 		}
 		return 0, ctx.Err()
@@ -245,17 +270,17 @@ func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context) (int64, error) {
 	return w.start, nil
 }
 
-// AcquireContext takes a slot as Acquire does, but when every slot is taken and the limit has a
-// MaxWait, it waits for one in the queue of ctx's priority (WithPriority), up to MaxWait and
+// AcquireContext takes a slot as Acquire does, in ctx's partition (WithPartition) when the limit
+// has partitions; and when every slot is taken and the limit has a MaxWait, it waits for one in the queue of ctx's priority (WithPriority), up to MaxWait and
 // never past ctx's deadline; cancelling ctx ends the wait at once. The wait is not part of the
 // call's latency sample. Without MaxWait it is Acquire.
 func (l *AdaptiveLimitHandle) AcquireContext(ctx context.Context) (AdaptiveLimitPermit, error) {
-	if l.maxWait == 0 {
-		return l.Acquire() // directly: a limit without MaxWait pays no extra call
+	if l.maxWait == 0 && l.parts == nil {
+		return l.Acquire() // directly: a limit without MaxWait or partitions pays no extra call
 	}
-	start, err := l.acquireWait(ctx)
+	slot, err := l.acquireIn(ctx)
 	if err != nil {
 		return AdaptiveLimitPermit{}, err
 	}
-	return AdaptiveLimitPermit{l: l, start: start}, nil
+	return AdaptiveLimitPermit{l: l, slot: slot}, nil
 }

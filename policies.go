@@ -149,7 +149,7 @@ func stages[T any](ps policies, fb *FallbackConfig[T]) []stage[T] {
 		s = append(s, rateLimiterStage[T](ps.rate))
 	}
 	if ps.limit != nil && ps.limit.enabled {
-		s = append(s, gateStage[T, int64](ps.limit))
+		s = append(s, gateStage[T, limitSlot](ps.limit))
 	}
 	if ps.timeout != nil && ps.timeout.enabled {
 		s = append(s, timeoutStage[T](ps.timeout))
