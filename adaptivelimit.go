@@ -460,7 +460,7 @@ func (l *AdaptiveLimitHandle) Snapshot() AdaptiveLimitSnapshot {
 		Rejected: l.rejected.Load(), LimitChanges: l.limitChanges, Samples: l.samples, Drops: l.drops,
 		Waiting: int(l.waiting.Load()), WaitTimeouts: l.waitTimeouts.Load(),
 		Partitions: l.partitionSnapshots(l.limit.Load()),
-		Estimate: float64(l.limit.Load()), GuardedWindows: l.guarded,
+		Estimate:   float64(l.limit.Load()), GuardedWindows: l.guarded,
 	}
 	if e, ok := l.alg.(estimator); ok {
 		s.Estimate = e.Estimate()

@@ -77,8 +77,8 @@ type asyncAttempt[T any] struct {
 type admission struct {
 	permit  cbPermit
 	slot    limitSlot // the adaptive limit's: its sample's start and the call's partition
-	breaker bool // holds the breaker's permission
-	limit   bool // holds a slot of the adaptive limit
+	breaker bool      // holds the breaker's permission
+	limit   bool      // holds a slot of the adaptive limit
 }
 
 // How an attempt ended.
