@@ -62,6 +62,11 @@ var (
 	AdaptiveLimitSamples       = def("r4c.adaptivelimit.samples", "{call}", Counter, false, "Latency samples of the adaptive limit's completed windows.", "name")
 	AdaptiveLimitDrops         = def("r4c.adaptivelimit.drops", "{call}", Counter, false, "Samples of completed windows that were drops (an error in DropOn).", "name")
 	AdaptiveLimitInfo          = def("r4c.adaptivelimit.info", "", Gauge, false, "Always 1; the algorithm label names the adaptive limit's algorithm.", "name", "algorithm")
+	AdaptiveLimitWaiting       = def("r4c.adaptivelimit.waiting.calls", "{call}", Gauge, false, "Calls waiting for a slot of the adaptive limit now (MaxWait).", "name")
+	AdaptiveLimitWaitTimeouts  = def("r4c.adaptivelimit.wait.timeouts", "{call}", Counter, false, "Waits for a slot that ended without one, at MaxWait or the call's deadline (also counted as rejections).", "name")
+	PartitionConcurrent        = def("r4c.adaptivelimit.partition.concurrent.calls", "{call}", Gauge, false, "Calls of a partition of the adaptive limit running now.", "name", "partition")
+	PartitionGuaranteed        = def("r4c.adaptivelimit.partition.guaranteed.calls", "{call}", Gauge, false, "Slots the partition's share guarantees under the current limit.", "name", "partition")
+	PartitionRejected          = def("r4c.adaptivelimit.partition.rejected", "{call}", Counter, false, "Calls of a partition the adaptive limit rejected (also counted in r4c.calls.rejected).", "name", "partition")
 
 	BulkheadAvailable = def("r4c.bulkhead.available.concurrent.calls", "{call}", Gauge, false, "Slots of the bulkhead free now.", "name")
 	BulkheadMax       = def("r4c.bulkhead.max.allowed.concurrent.calls", "{call}", Gauge, false, "Slots of the bulkhead (MaxConcurrent).", "name")
@@ -95,6 +100,7 @@ var All = []*Metric{
 	CallsRejected,
 	AdaptiveLimitLimit, AdaptiveLimitConcurrent, AdaptiveLimitChanges, AdaptiveLimitMin, AdaptiveLimitMax,
 	AdaptiveLimitWindows, AdaptiveLimitWindowLatency, AdaptiveLimitSamples, AdaptiveLimitDrops, AdaptiveLimitInfo,
+	AdaptiveLimitWaiting, AdaptiveLimitWaitTimeouts, PartitionConcurrent, PartitionGuaranteed, PartitionRejected,
 	BulkheadAvailable, BulkheadMax, BulkheadWaiting,
 	RateLimiterAvailable, RateLimiterWaiting,
 	CircuitBreakerState, CircuitBreakerFailureRatio, CircuitBreakerSlowRatio, CircuitBreakerBuffered,
@@ -153,6 +159,13 @@ func Collect(s r4c.Snapshot, emit func(m *Metric, v float64, labels ...string)) 
 		emit(AdaptiveLimitSamples, float64(l.Samples), l.ID)
 		emit(AdaptiveLimitDrops, float64(l.Drops), l.ID)
 		emit(AdaptiveLimitInfo, 1, l.ID, l.Algorithm.String())
+		emit(AdaptiveLimitWaiting, float64(l.Waiting), l.ID)
+		emit(AdaptiveLimitWaitTimeouts, float64(l.WaitTimeouts), l.ID)
+		for _, p := range l.Partitions {
+			emit(PartitionConcurrent, float64(p.InFlight), l.ID, p.Name)
+			emit(PartitionGuaranteed, float64(p.Guaranteed), l.ID, p.Name)
+			emit(PartitionRejected, float64(p.Rejected), l.ID, p.Name)
+		}
 	}
 	for _, b := range s.Bulkheads {
 		emit(CallsRejected, float64(b.Rejected), r4c.KindBulkhead, b.ID)

@@ -46,6 +46,30 @@ var Expected = []Sample{
 	{"counter", "r4c_adaptivelimit_samples_total", `name="limit"`, 3},
 	{"counter", "r4c_adaptivelimit_drops_total", `name="limit"`, 1},
 	{"gauge", "r4c_adaptivelimit_info", `algorithm="aimd",name="limit"`, 1},
+	{"gauge", "r4c_adaptivelimit_waiting_calls", `name="limit"`, 0},
+	{"counter", "r4c_adaptivelimit_wait_timeouts_total", `name="limit"`, 0},
+	// "parts": a fixed limit of 4, MaxWait 1s, partitions a (0.5) and b (0.25); b holds its
+	// guaranteed slot and borrows the one no guarantee reserves; a third b call waits and times
+	// out; a holds one of its two.
+	{"counter", "r4c_calls_rejected_total", `kind="adaptivelimit",name="parts"`, 1},
+	{"gauge", "r4c_adaptivelimit_limit", `name="parts"`, 4},
+	{"gauge", "r4c_adaptivelimit_concurrent_calls", `name="parts"`, 3},
+	{"counter", "r4c_adaptivelimit_limit_changes_total", `name="parts"`, 0},
+	{"gauge", "r4c_adaptivelimit_min_limit", `name="parts"`, 4},
+	{"gauge", "r4c_adaptivelimit_max_limit", `name="parts"`, 4},
+	{"counter", "r4c_adaptivelimit_windows_total", `name="parts"`, 0},
+	{"gauge", "r4c_adaptivelimit_window_latency_seconds", `name="parts"`, 0},
+	{"counter", "r4c_adaptivelimit_samples_total", `name="parts"`, 0},
+	{"counter", "r4c_adaptivelimit_drops_total", `name="parts"`, 0},
+	{"gauge", "r4c_adaptivelimit_info", `algorithm="gradient2",name="parts"`, 1},
+	{"gauge", "r4c_adaptivelimit_waiting_calls", `name="parts"`, 0},
+	{"counter", "r4c_adaptivelimit_wait_timeouts_total", `name="parts"`, 1},
+	{"gauge", "r4c_adaptivelimit_partition_concurrent_calls", `name="parts",partition="a"`, 1},
+	{"gauge", "r4c_adaptivelimit_partition_concurrent_calls", `name="parts",partition="b"`, 2},
+	{"gauge", "r4c_adaptivelimit_partition_guaranteed_calls", `name="parts",partition="a"`, 2},
+	{"gauge", "r4c_adaptivelimit_partition_guaranteed_calls", `name="parts",partition="b"`, 1},
+	{"counter", "r4c_adaptivelimit_partition_rejected_total", `name="parts",partition="a"`, 0},
+	{"counter", "r4c_adaptivelimit_partition_rejected_total", `name="parts",partition="b"`, 1},
 	// "bulk": one slot, held; one call rejected.
 	{"counter", "r4c_calls_rejected_total", `kind="bulkhead",name="bulk"`, 1},
 	{"gauge", "r4c_bulkhead_available_concurrent_calls", `name="bulk"`, 0},
@@ -136,6 +160,28 @@ func Drive(t testing.TB, reg *r4c.Registry, clock *r4ctest.ManualClock) {
 	}
 	clock.Advance(100 * time.Millisecond)
 	c.Success() // 100ms, at the end of the window: it ends the window
+
+	pipeline("parts", r4c.AdaptiveLimitConfig{InitialLimit: 4, MinLimit: 4, MaxLimit: 4, MaxWait: time.Second,
+		Partitions: map[string]float64{"a": 0.5, "b": 0.25}})
+	parts, err := reg.AdaptiveLimit("parts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inA, inB := r4c.WithPartition(ctx, "a"), r4c.WithPartition(ctx, "b")
+	for _, c := range []context.Context{inB, inB, inA} { // b: its guarantee, then the free slot; a: one of its two
+		if _, err := parts.AcquireContext(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waited := make(chan error, 1)
+	go func() { _, err := parts.AcquireContext(inB); waited <- err }() // a's second slot is reserved
+	if err := clock.WaitPending(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := <-waited; !errors.Is(err, r4c.ErrLimitExceeded) {
+		t.Fatalf("parts: %v", err)
+	}
 
 	bulk := pipeline("bulk", r4c.BulkheadConfig{MaxConcurrent: 1})
 	bulk.ExecuteAsync(ctx, func(context.Context) *r4c.Future[int] { return r4c.NewFuture[int]() }) // never completes
