@@ -36,18 +36,20 @@ type AdaptiveLimitHandle struct {
 	// 5.0 on the shared line).
 	rejected atomic.Int64
 
-	// Fixed at construction.
+	// Fixed at construction. What admission and rejection read comes first, on rejected's line.
+	enabled bool
+	queued  bool // the limit has partitions or a MaxWait, and admits through acquireQueued
+	system  bool // the clock is the system clock: read it directly, no interface call
+	// rejection is returned on every rejection; allocated once.
+	rejection   *LimitExceededError
+	reg         *Registry
+	clock       Clock
 	id          string
 	cfg         AdaptiveLimitConfig // resolved: every field set
-	enabled     bool
-	system      bool // the clock is the system clock: read it directly, no interface call
-	clock       Clock
-	rejection   *LimitExceededError // returned on every rejection; allocated once
 	dropOn      []error
 	windowNanos int64
 	minSamples  int64
 	lockedAbove int64 // latencies of at least this many ns are recorded under mu (see recordLocked)
-	reg         *Registry
 
 	// Calls waiting for a slot (MaxWait): a queue per priority, lowest first, guarded by wmu.
 	maxWait      time.Duration
@@ -117,6 +119,7 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		maxWait:     effectiveWait(cfg.MaxWait),
 		maxWaiting:  cfg.MaxWaiting,
 		parts:       newPartitions(cfg.Partitions),
+		queued:      cfg.Partitions != nil || effectiveWait(cfg.MaxWait) > 0,
 		alg:         cfg.newAlgorithm(),
 	}
 	if g, ok := l.alg.(*gradient2Limit); ok && cfg.DropGuard != Off {
@@ -146,28 +149,37 @@ func (l *AdaptiveLimitHandle) acquire() (int64, error) {
 	if !l.enabled {
 		return 0, nil
 	}
-	if l.parts != nil {
-		return l.acquirePart(-1)
+	if l.queued {
+		return l.acquireQueued() // partitions, or calls that may be waiting: kept out of this path
 	}
-	// Check before adding, so that a full limit rejects without writing the shared counter. A
-	// free slot is not taken ahead of calls waiting for one (MaxWait).
+	// Check before adding, so that a full limit rejects without writing the shared counter.
 	limit := l.limit.Load()
-	if l.inFlight.Load() >= limit || l.maxWait > 0 && l.waiting.Load() > 0 {
+	if l.inFlight.Load() >= limit {
 		return 0, l.reject()
 	}
 	// Optimistic add, undone when over: under contention this beats a CAS loop (docs/performance.md).
 	n := l.inFlight.Add(1)
 	if n > limit {
 		l.inFlight.Add(-1)
-		if l.maxWait > 0 && l.waiting.Load() > 0 {
-			l.admitWaiters() // a slot freed meanwhile may be waited for
-		}
 		return 0, l.reject()
 	}
 	if n > l.maxInFlight.Load() {
 		l.raiseMaxInFlight(n)
 	}
 	return l.nanotime(), nil
+}
+
+// acquireQueued is acquire for a limit with partitions or a MaxWait: a call without a partition
+// takes what no guarantee reserves, and no call takes a free slot ahead of the calls waiting
+// for one.
+func (l *AdaptiveLimitHandle) acquireQueued() (int64, error) {
+	if l.parts != nil {
+		return l.acquirePart(0)
+	}
+	if l.waiting.Load() == 0 && l.takeSlot() {
+		return l.nanotime(), nil
+	}
+	return 0, l.reject()
 }
 
 func (l *AdaptiveLimitHandle) reject() error {
@@ -239,8 +251,8 @@ func (l *AdaptiveLimitHandle) release(s limitSlot, o outcome) {
 		l.spillLocked()
 		l.mu.Unlock()
 	}
-	if s.part >= 0 {
-		l.parts[s.part].inFlight.Add(-1)
+	if s.part > 0 {
+		l.parts[s.part-1].inFlight.Add(-1)
 	}
 	l.inFlight.Add(-1)
 	if now >= l.windowEnd.Load() {
@@ -353,7 +365,7 @@ func (l *AdaptiveLimitHandle) admit(ctx context.Context) (limitSlot, error) {
 		return l.acquireIn(ctx)
 	}
 	start, err := l.acquire() // directly: a call that can neither wait nor be partitioned pays no extra call
-	return limitSlot{start: start, part: -1}, err
+	return limitSlot{start: start}, err
 }
 func (l *AdaptiveLimitHandle) settle(ctx context.Context, s limitSlot, err error) {
 	l.release(s, l.classify(ctx, err))
@@ -361,13 +373,13 @@ func (l *AdaptiveLimitHandle) settle(ctx context.Context, s limitSlot, err error
 func (l *AdaptiveLimitHandle) abandon(s limitSlot) { l.release(s, outcomeFree) }
 
 // limitSlot is what an admitted call holds of the limit: the start of its latency sample, and
-// its partition (-1: none).
+// its partition (0: none; partition i is i+1).
 type limitSlot struct {
 	start int64
 	part  int32
 }
 
-// acquirePart takes a slot for a call of partition part (-1: none) of a limit with partitions,
+// acquirePart takes a slot for a call of partition part (0: none; partition i is i+1) of a limit with partitions,
 // without waiting, or rejects it.
 func (l *AdaptiveLimitHandle) acquirePart(part int32) (int64, error) {
 	if !(l.maxWait > 0 && l.waiting.Load() > 0) && l.takePartitioned(part) {
@@ -380,7 +392,7 @@ func (l *AdaptiveLimitHandle) acquirePart(part int32) (int64, error) {
 // acquireIn takes a slot for a call with ctx: in ctx's partition, waiting if the limit has a
 // MaxWait.
 func (l *AdaptiveLimitHandle) acquireIn(ctx context.Context) (limitSlot, error) {
-	part := int32(-1)
+	part := int32(0)
 	if l.parts != nil {
 		part = l.partitionOf(ctx)
 	}
@@ -389,7 +401,7 @@ func (l *AdaptiveLimitHandle) acquireIn(ctx context.Context) (limitSlot, error) 
 		return limitSlot{start: start, part: part}, err
 	}
 	if !l.enabled {
-		return limitSlot{part: -1}, nil
+		return limitSlot{}, nil
 	}
 	start, err := l.acquirePart(part)
 	return limitSlot{start: start, part: part}, err
@@ -482,12 +494,12 @@ type AdaptiveLimitPermit struct {
 
 // Acquire takes a slot, or returns the instance's *LimitExceededError at once when every slot
 // is taken. It allocates nothing; a disabled instance always grants a permit.
-func (l *AdaptiveLimitHandle) Acquire() (AdaptiveLimitPermit, error) {
-	start, err := l.acquire()
-	if err != nil {
-		return AdaptiveLimitPermit{}, err
+func (l *AdaptiveLimitHandle) Acquire() (p AdaptiveLimitPermit, err error) {
+	// Written to stay within the inliner's budget: a rejected permit is the zero value.
+	if p.slot.start, err = l.acquire(); err == nil {
+		p.l = l
 	}
-	return AdaptiveLimitPermit{l: l, slot: limitSlot{start: start, part: -1}}, nil
+	return p, err
 }
 
 // Release ends the call with its result, classified as the pipeline does: nil is a sample; a

@@ -293,7 +293,7 @@ func (a *asyncAttempt[T]) permitted() {
 func (a *asyncAttempt[T]) limited(first bool) {
 	var adm admission
 	c := a.c
-	var part int32 = -1
+	var part int32 // 0: none
 	if l := c.p.limit; l != nil && l.parts != nil {
 		part = l.partitionOf(c.ctx)
 	}

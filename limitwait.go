@@ -45,7 +45,7 @@ type limitWaiter struct {
 	ready  chan struct{}
 	notify func(w *limitWaiter)
 	queue  int
-	part   int32 // the call's partition, -1 for none
+	part   int32 // the call's partition + 1, 0 for none
 	elem   *list.Element
 	queued bool  // in a queue (guarded by the limit's wmu)
 	ok     bool  // set before ready is closed or notify called
@@ -81,7 +81,7 @@ func (l *AdaptiveLimitHandle) waitBudget(ctx context.Context) time.Duration {
 	return max(d, 0)
 }
 
-// takeSlotFor takes a slot for a call of partition part (-1: none) if one is free: under the
+// takeSlotFor takes a slot for a call of partition part (0: none; partition i is i+1) if one is free: under the
 // partitions' rules when the limit has partitions.
 func (l *AdaptiveLimitHandle) takeSlotFor(part int32) bool {
 	if l.parts != nil {
@@ -215,8 +215,8 @@ func (l *AdaptiveLimitHandle) dequeue(w *limitWaiter) bool {
 // freeSlot returns a slot. When calls wait, it hands the slot on: a call that does not wait
 // pays one load of a counter that stays zero.
 func (l *AdaptiveLimitHandle) freeSlot(part int32) {
-	if part >= 0 {
-		l.parts[part].inFlight.Add(-1)
+	if part > 0 {
+		l.parts[part-1].inFlight.Add(-1)
 	}
 	l.inFlight.Add(-1)
 	if l.maxWait > 0 && l.waiting.Load() > 0 {

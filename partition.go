@@ -54,25 +54,25 @@ func newPartitions(shares map[string]float64) []partition {
 	return parts
 }
 
-// partitionOf returns the index of ctx's partition, or -1 (none, or one this limit does not
+// partitionOf returns ctx's partition as index + 1, or 0 (none, or one this limit does not
 // have). It costs a context lookup: only limits with partitions call it.
 func (l *AdaptiveLimitHandle) partitionOf(ctx context.Context) int32 {
 	name, ok := ctx.Value(partitionKey{}).(string)
 	if !ok {
-		return -1
+		return 0
 	}
 	for i := range l.parts {
 		if l.parts[i].name == name {
-			return int32(i)
+			return int32(i + 1)
 		}
 	}
-	return -1
+	return 0
 }
 
 // guaranteed is the number of slots a partition of share guarantees under limit.
 func guaranteed(share float64, limit int64) int64 { return int64(share * float64(limit)) }
 
-// takePartitioned takes a slot for a call of partition part (-1: none) of a limit with
+// takePartitioned takes a slot for a call of partition part (0: none; partition i is i+1) of a limit with
 // partitions. A call within its partition's guarantee is always admitted; any other call (a
 // partition beyond its guarantee, or a call without one) borrows only what no guarantee
 // reserves: it is admitted when the calls in flight plus the guaranteed slots not in use stay
@@ -84,8 +84,8 @@ func (l *AdaptiveLimitHandle) takePartitioned(part int32) bool {
 	l.pmu.Lock()
 	defer l.pmu.Unlock()
 	limit := l.limit.Load()
-	if part >= 0 {
-		p := &l.parts[part]
+	if part > 0 {
+		p := &l.parts[part-1]
 		if p.inFlight.Load() < guaranteed(p.share, limit) {
 			p.inFlight.Add(1)
 			l.countIn()
@@ -101,8 +101,8 @@ func (l *AdaptiveLimitHandle) takePartitioned(part int32) bool {
 	if l.inFlight.Load()+reserved >= limit {
 		return false
 	}
-	if part >= 0 {
-		l.parts[part].inFlight.Add(1)
+	if part > 0 {
+		l.parts[part-1].inFlight.Add(1)
 	}
 	l.countIn()
 	return true
@@ -117,8 +117,8 @@ func (l *AdaptiveLimitHandle) countIn() {
 
 // partitionRejected counts a rejection of a partition's call.
 func (l *AdaptiveLimitHandle) partitionRejected(part int32) {
-	if part >= 0 {
-		l.parts[part].rejected.Add(1)
+	if part > 0 {
+		l.parts[part-1].rejected.Add(1)
 	}
 }
 

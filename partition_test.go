@@ -158,8 +158,17 @@ func TestPartitionsFromPropertiesAndTheirValidation(t *testing.T) {
 // its calls may ever be rejected, while batch and unpartitioned goroutines hammer the rest; the
 // calls running never exceed the limit.
 func TestPartitionHammer(t *testing.T) {
+	for _, maxWait := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprint("maxWait=", maxWait), func(t *testing.T) { partitionHammer(t, maxWait) })
+	}
+}
+
+// partitionHammer runs the hammer with a MaxWait (on the manual clock, which the hammer does
+// not advance: a call that waits gets a slot when one frees, never a timeout), and priorities:
+// interactive high, batch low.
+func partitionHammer(t *testing.T, maxWait time.Duration) {
 	const limit = 10
-	p, h := partitioned(t, limit, r4c.AdaptiveLimitConfig{})
+	p, h := partitioned(t, limit, r4c.AdaptiveLimitConfig{MaxWait: maxWait, MaxWaiting: 100})
 	var running, maxRunning, interactiveRejected atomic.Int64
 	fn := func(context.Context) (string, error) {
 		n := running.Add(1)
@@ -182,9 +191,9 @@ func TestPartitionHammer(t *testing.T) {
 			ctx := context.Background()
 			switch {
 			case g < 6:
-				ctx = part("interactive")
+				ctx = r4c.WithPriority(part("interactive"), r4c.PriorityHigh)
 			case g < 14:
-				ctx = part("batch")
+				ctx = r4c.WithPriority(part("batch"), r4c.PriorityLow)
 			}
 			for range calls {
 				_, err := p.Execute(ctx, fn)
@@ -201,7 +210,7 @@ func TestPartitionHammer(t *testing.T) {
 	if m := maxRunning.Load(); m > limit {
 		t.Errorf("%d calls ran at once through a limit of %d", m, limit)
 	}
-	if s := h.Snapshot(); s.InFlight != 0 || s.Partitions[0].InFlight != 0 || s.Partitions[1].InFlight != 0 {
+	if s := h.Snapshot(); s.InFlight != 0 || s.Waiting != 0 || s.Partitions[0].InFlight != 0 || s.Partitions[1].InFlight != 0 {
 		t.Errorf("%+v", s)
 	}
 }
