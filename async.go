@@ -363,10 +363,7 @@ func (a *asyncAttempt[T]) limitTold(w *limitWaiter) {
 	c.mu.Lock()
 	if a.limitW == w {
 		a.limitW = nil
-		if a.wait != nil {
-			a.wait.Stop()
-			a.wait = nil
-		}
+		a.stopWaitLocked()
 	}
 	if a.ended {
 		c.mu.Unlock()
@@ -476,15 +473,20 @@ func (a *asyncAttempt[T]) waitedTooLong() {
 	a.end(zero[T](), c.p.bulkhead.reject(), endReturned)
 }
 
+// stopWaitLocked stops the timer of a wait that ended (a slot came): c.mu must be held.
+func (a *asyncAttempt[T]) stopWaitLocked() {
+	if a.wait != nil {
+		a.wait.Stop()
+		a.wait = nil
+	}
+}
+
 // granted continues an attempt handed a bulkhead slot by the call that freed it.
 func (a *asyncAttempt[T]) granted() {
 	c := a.c
 	c.mu.Lock()
 	a.queued = nil
-	if a.wait != nil {
-		a.wait.Stop()
-		a.wait = nil
-	}
+	a.stopWaitLocked()
 	if a.ended {
 		c.mu.Unlock()
 		c.p.bulkhead.release() // the attempt ended while the slot came: pass it on
