@@ -190,7 +190,7 @@ func TestRunDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(a.Seconds, b.Seconds) || a.Final != b.Final {
+		if !reflect.DeepEqual(a.Seconds, b.Seconds) || !reflect.DeepEqual(a.Final, b.Final) {
 			t.Errorf("%s: two runs of the same configuration differ", alg)
 		}
 		cfg.Seed = 43
