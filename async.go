@@ -310,9 +310,11 @@ func (a *asyncAttempt[T]) limited(first bool) {
 			c.mu.Unlock()
 			return
 		}
-		switch l.enqueue(w) {
+		result, others := l.enqueue(w)
+		switch result {
 		case refused:
 			c.mu.Unlock()
+			others.tell(l)
 			l.partitionRejected(part)
 			a.end(zero[T](), l.reject(), endReturned)
 			return
@@ -320,10 +322,12 @@ func (a *asyncAttempt[T]) limited(first bool) {
 			a.limitW = w
 			a.wait = c.p.reg.clock.AfterFunc(d, a.limitWaitedTooLong)
 			c.mu.Unlock()
+			others.tell(l) // after c.mu: another attempt of this call may be among them
 			return
 		}
 		a.adm.slot, a.adm.limit = limitSlot{start: w.start, part: part}, true // admitted: a slot was free after all
 		c.mu.Unlock()
+		others.tell(l)
 		a.afterAdmission(first)
 		return
 	} else if l != nil && l.enabled && l.maxWait > 0 {

@@ -62,7 +62,16 @@ func hammerShapes() []hammerShape {
 	}
 	var shapes []hammerShape
 	for mask := range 1 << len(optional) {
-		s := hammerShape{name: "limit", cfgs: []r4c.PolicyConfig{r4c.AdaptiveLimitConfig{InitialLimit: hammerLimit, MinLimit: hammerLimit, MaxLimit: hammerLimit}}}
+		limit := r4c.AdaptiveLimitConfig{InitialLimit: hammerLimit, MinLimit: hammerLimit, MaxLimit: hammerLimit}
+		name := "limit"
+		switch mask % 4 {
+		case 2: // calls wait for a slot, by priority
+			limit.MaxWait, limit.MaxWaiting, name = 200*time.Microsecond, hammerLimit, "limit(wait)"
+		case 3: // and half of them in a partition with a guaranteed half of the limit
+			limit.MaxWait, limit.MaxWaiting, name = 200*time.Microsecond, hammerLimit, "limit(wait,partition)"
+			limit.Partitions = map[string]float64{"a": 0.5}
+		}
+		s := hammerShape{name: name, cfgs: []r4c.PolicyConfig{limit}}
 		for i, o := range optional {
 			if mask&(1<<i) != 0 {
 				s.name += "+" + o.name
@@ -154,7 +163,12 @@ func hammer(t *testing.T, s hammerShape, manual bool, calls int) {
 		go func() {
 			defer wg.Done()
 			for i := range calls {
-				ctx, cancel := context.WithCancel(context.Background())
+				// Half the calls in partition "a" (where the limit has it), every priority.
+				base := r4c.WithPriority(context.Background(), r4c.Priority(i%4-1))
+				if i%2 == 0 {
+					base = r4c.WithPartition(base, "a")
+				}
+				ctx, cancel := context.WithCancel(base)
 				if (g+i)%5 == 0 {
 					cancel() // a cancelled context
 				}
@@ -193,7 +207,7 @@ func hammer(t *testing.T, s hammerShape, manual bool, calls int) {
 		if manual {
 			clock.Advance(time.Second)
 		}
-		idle := limit.InFlight() == 0 && (bulkhead == nil || bulkhead.InFlight() == 0 && bulkhead.Snapshot().Waiting == 0) &&
+		idle := limit.InFlight() == 0 && limit.Snapshot().Waiting == 0 && (bulkhead == nil || bulkhead.InFlight() == 0 && bulkhead.Snapshot().Waiting == 0) &&
 			(!manual || clock.Pending() == 0) && runtime.NumGoroutine() <= before
 		if idle {
 			return

@@ -106,16 +106,34 @@ func (l *AdaptiveLimitHandle) takeSlot() bool {
 	}
 }
 
+// tells is what enqueue decided for other waiters: the caller tells them (done) once it holds no
+// lock, since telling an asynchronous waiter runs its call's code, which takes that call's lock.
+type tells struct {
+	granted   []*limitWaiter
+	displaced *limitWaiter
+}
+
+// tell tells the waiters what was decided. The displaced one counts as a rejection.
+func (t tells) tell(l *AdaptiveLimitHandle) {
+	if t.displaced != nil {
+		l.rejected.Add(1)
+		t.displaced.done(false, 0)
+	}
+	for _, g := range t.granted {
+		g.done(true, g.start)
+	}
+}
+
 // enqueue queues w, unless a slot is free now (w then has it) or the queue is full (w is
-// refused, unless it can take the place of a waiting call of lower priority, which is told at
-// once that it failed).
-func (l *AdaptiveLimitHandle) enqueue(w *limitWaiter) enqueueResult {
-	var displaced *limitWaiter
+// refused, unless it can take the place of a waiting call of lower priority, which fails). What
+// it decided for other waiters is returned, for the caller to tell once it holds no lock.
+func (l *AdaptiveLimitHandle) enqueue(w *limitWaiter) (enqueueResult, tells) {
+	var t tells
 	l.wmu.Lock()
 	if l.waiting.Load() == 0 && l.takeSlotFor(w.part) {
 		l.wmu.Unlock()
 		w.start = l.nanotime()
-		return admitted
+		return admitted, t
 	}
 	bound := int64(l.maxWaiting)
 	if bound <= 0 {
@@ -123,16 +141,16 @@ func (l *AdaptiveLimitHandle) enqueue(w *limitWaiter) enqueueResult {
 	}
 	if l.waiting.Load() >= bound {
 		// Make room by displacing the newest waiter of the lowest priority below w's.
-		for q := 0; q < w.queue && displaced == nil; q++ {
+		for q := 0; q < w.queue && t.displaced == nil; q++ {
 			if back := l.queues[q].Back(); back != nil {
-				displaced = l.queues[q].Remove(back).(*limitWaiter)
-				displaced.queued = false
+				t.displaced = l.queues[q].Remove(back).(*limitWaiter)
+				t.displaced.queued = false
 				l.waiting.Add(-1)
 			}
 		}
-		if displaced == nil {
+		if t.displaced == nil {
 			l.wmu.Unlock()
-			return refused
+			return refused, t
 		}
 	}
 	w.elem, w.queued = l.queues[w.queue].PushBack(w), true
@@ -141,22 +159,18 @@ func (l *AdaptiveLimitHandle) enqueue(w *limitWaiter) enqueueResult {
 	// its releaser did not look at the queue. Admit for it.
 	granted := l.admitLocked(nil)
 	l.wmu.Unlock()
-	if displaced != nil {
-		l.rejected.Add(1)
-		displaced.done(false, 0)
-	}
 	got := false
 	for _, g := range granted {
 		if g == w {
 			got = true
 			continue
 		}
-		g.done(true, g.start)
+		t.granted = append(t.granted, g)
 	}
 	if got {
-		return admitted
+		return admitted, t
 	}
-	return enqueued
+	return enqueued, t
 }
 
 // admitLocked hands free slots to the waiters, highest priority first, and returns them, to be
@@ -239,7 +253,9 @@ func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context, part int32) (int6
 		return 0, l.reject()
 	}
 	w := &limitWaiter{ready: make(chan struct{}), queue: queueOf(ctx), part: part}
-	switch l.enqueue(w) {
+	result, others := l.enqueue(w)
+	others.tell(l)
+	switch result {
 	case admitted:
 		return w.start, nil
 	case refused:
