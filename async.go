@@ -400,6 +400,7 @@ func (a *asyncAttempt[T]) limitWaitedTooLong() {
 	a.limitW, a.wait = nil, nil
 	c.mu.Unlock()
 	l.waitTimeouts.Add(1)
+	l.partitionRejected(w.part)
 	a.end(zero[T](), l.reject(), endReturned)
 }
 

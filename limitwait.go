@@ -117,6 +117,7 @@ type tells struct {
 func (t tells) tell(l *AdaptiveLimitHandle) {
 	if t.displaced != nil {
 		l.rejected.Add(1)
+		l.partitionRejected(t.displaced.part)
 		t.displaced.done(false, 0)
 	}
 	for _, g := range t.granted {

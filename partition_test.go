@@ -214,3 +214,50 @@ func partitionHammer(t *testing.T, maxWait time.Duration) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// A partitioned call that waits and times out, or is displaced, counts as its partition's
+// rejection, on the sync and the async path.
+func TestPartitionRejectionsCountWaitsThatFail(t *testing.T) {
+	reg, clock := newRegistry(t)
+	p := newPipeline[string](t, reg, "pw", r4c.AdaptiveLimitConfig{InitialLimit: 2, MinLimit: 2, MaxLimit: 2,
+		MaxWait: time.Second, MaxWaiting: 1, Partitions: map[string]float64{"a": 0.5}})
+	h := handle(t, reg, "pw")
+	held := []r4c.AdaptiveLimitPermit{}
+	for _, ctx := range []context.Context{part("a"), context.Background()} {
+		permit, err := h.AcquireContext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, permit)
+	}
+	// Async: waits, times out.
+	f := p.ExecuteAsync(part("a"), func(context.Context) *r4c.Future[string] { return r4c.NewFuture[string]() })
+	clock.Advance(time.Second)
+	if _, err := f.Get(context.Background()); !errors.Is(err, r4c.ErrLimitExceeded) {
+		t.Fatalf("%v", err)
+	}
+	// Sync: waits at low priority, displaced by a high one (the queue holds one).
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Execute(r4c.WithPriority(part("a"), r4c.PriorityLow), okFn)
+		done <- err
+	}()
+	waitUntil(t, "the low call waits", func() bool { return h.Snapshot().Waiting == 1 })
+	g := p.ExecuteAsync(r4c.WithPriority(part("a"), r4c.PriorityHigh), func(context.Context) *r4c.Future[string] {
+		f := r4c.NewFuture[string]()
+		f.Complete("ok", nil)
+		return f
+	})
+	if err := <-done; !errors.Is(err, r4c.ErrLimitExceeded) {
+		t.Fatalf("the displaced call: %v", err)
+	}
+	if s := h.Snapshot(); s.Partitions[0].Rejected != 2 || s.WaitTimeouts != 1 {
+		t.Fatalf("%+v", s)
+	}
+	for _, permit := range held {
+		permit.Success()
+	}
+	if v, err := g.Get(context.Background()); v != "ok" || err != nil {
+		t.Fatalf("%q %v", v, err)
+	}
+}
