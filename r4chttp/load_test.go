@@ -1,6 +1,7 @@
 package r4chttp_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,43 +12,71 @@ import (
 
 	"github.com/resilience4cata/r4c"
 	"github.com/resilience4cata/r4c/r4chttp"
+	"github.com/resilience4cata/r4c/r4ctest"
 )
 
-// slowBackend serves one request at a time (a dependency with a capacity of one), each for
-// service; it records how many requests were queued in front of each one when it arrived: the
-// request's latency is (queued+1) x service.
+// slowBackend serves one request at a time in arrival order (a dependency with a capacity of
+// one and a FIFO queue), each for service on a manual clock; it records how many requests were queued in front of each one when
+// it arrived, and each one's latency on the clock, from its arrival to its answer.
 type slowBackend struct {
+	clock   *r4ctest.ManualClock
 	service time.Duration
-	work    sync.Mutex
 
-	mu      sync.Mutex
-	waiting int
-	queued  []int
+	mu        sync.Mutex
+	turn      *sync.Cond // signalled when serving moves on
+	next      int        // the next ticket to hand out
+	serving   int        // the ticket being served
+	waiting   int
+	queued    []int
+	latencies []time.Duration
 }
 
 func (b *slowBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	arrived := b.clock.Nanotime()
 	b.mu.Lock()
+	if b.turn == nil {
+		b.turn = sync.NewCond(&b.mu)
+	}
 	b.queued = append(b.queued, b.waiting)
 	b.waiting++
+	ticket := b.next
+	b.next++
+	for b.serving != ticket {
+		b.turn.Wait()
+	}
 	b.mu.Unlock()
-	b.work.Lock()
-	time.Sleep(b.service) // the work itself
-	b.work.Unlock()
+	t := b.clock.NewTimer(b.service) // the work itself: the driver advances the clock
+	<-t.C()
 	b.mu.Lock()
+	b.serving++
 	b.waiting--
+	b.latencies = append(b.latencies, time.Duration(b.clock.Nanotime()-arrived))
+	b.turn.Broadcast()
 	b.mu.Unlock()
 	io.WriteString(w, "ok")
 }
 
-// load sends requests from clients goroutines, each perClient requests in a row, and returns
-// the latencies of the answered ones and how many were rejected with 503.
-func load(t *testing.T, url string, clients, perClient int) (latencies []time.Duration, rejected int) {
+// drive advances clock by step whenever a timer is pending (the request in service), until
+// stop is called: the backend's work takes simulated time, and nothing else does.
+func drive(clock *r4ctest.ManualClock, step time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for clock.WaitPending(ctx, 1) == nil {
+			clock.Advance(step)
+		}
+	})
+	return func() { cancel(); wg.Wait() }
+}
+
+// load sends requests from clients goroutines, each perClient requests in a row, and returns how
+// many were rejected with 503.
+func load(t *testing.T, url string, clients, perClient int) (rejected int) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range clients {
 		wg.Go(func() {
 			for range perClient {
-				start := time.Now()
 				resp, err := http.Get(url)
 				if err != nil {
 					t.Error(err)
@@ -55,19 +84,16 @@ func load(t *testing.T, url string, clients, perClient int) (latencies []time.Du
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				d := time.Since(start)
-				mu.Lock()
 				if resp.StatusCode == http.StatusServiceUnavailable {
+					mu.Lock()
 					rejected++
-				} else {
-					latencies = append(latencies, d)
+					mu.Unlock()
 				}
-				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	return latencies, rejected
+	return rejected
 }
 
 func p99[T int | time.Duration](xs []T) T {
@@ -77,39 +103,46 @@ func p99[T int | time.Duration](xs []T) T {
 }
 
 // TestLoadKeepsTheQueueBoundedWhileRejecting: 32 clients against a dependency that serves one
-// request at a time. Behind a limit of 4, no request finds more than 3 in front of it, so its
-// latency stays within 4 service times, and the rest are rejected at once; without the limit,
-// the queue (and latency) grows with the clients. The bound is asserted on the queue each
-// request found (deterministic); wall-clock latencies are logged.
+// request at a time, 1ms each on the manual clock. Behind a limit of 4, no request finds more
+// than 3 in front of it, so every answered request takes at most 4 service times (its p99 too),
+// and the rest are rejected at once; without the limit, the queue and the latency grow with the
+// clients.
 func TestLoadKeepsTheQueueBoundedWhileRejecting(t *testing.T) {
 	const clients, perClient, limit = 32, 10, 4
-	reg, err := r4c.NewRegistry() // the system clock: real latencies
+	const service = time.Millisecond
+	clock := r4ctest.NewManualClock()
+	reg, err := r4c.NewRegistry(r4c.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
-	limited := &slowBackend{service: time.Millisecond}
+	limited := &slowBackend{clock: clock, service: service}
 	h, err := r4chttp.NewHandler(reg, "api", limited, r4chttp.WithPolicies(fixedLimit(limit)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	lat, rejected := load(t, srv.URL, clients, perClient)
+	stop := drive(clock, service)
+	rejected := load(t, srv.URL, clients, perClient)
 
-	open := &slowBackend{service: time.Millisecond}
+	open := &slowBackend{clock: clock, service: service}
 	srvOpen := httptest.NewServer(open)
 	defer srvOpen.Close()
-	latOpen, _ := load(t, srvOpen.URL, clients, perClient)
+	load(t, srvOpen.URL, clients, perClient)
+	stop()
 
 	if q := slices.Max(limited.queued); q > limit-1 {
 		t.Errorf("behind the limit a request found %d in front of it, want at most %d", q, limit-1)
 	}
+	if d := p99(limited.latencies); d > limit*service {
+		t.Errorf("behind the limit the p99 latency is %v, want at most %v (%d service times)", d, limit*service, limit)
+	}
 	if rejected == 0 {
 		t.Error("nothing was rejected under 8x the capacity")
 	}
-	if q := p99(open.queued); q <= limit {
-		t.Errorf("without the limit the p99 queue is %d: the load does not overload the backend", q)
+	if q, d := p99(open.queued), p99(open.latencies); q <= limit || d <= limit*service {
+		t.Errorf("without the limit the p99 queue is %d and latency %v: the load does not overload the backend", q, d)
 	}
 	t.Logf("behind the limit: %d answered, %d rejected, p99 %v, p99 queue %d; without: %d answered, p99 %v, p99 queue %d",
-		len(lat), rejected, p99(lat), p99(limited.queued), len(latOpen), p99(latOpen), p99(open.queued))
+		len(limited.latencies), rejected, p99(limited.latencies), p99(limited.queued), len(open.latencies), p99(open.latencies), p99(open.queued))
 }
