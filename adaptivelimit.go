@@ -392,17 +392,13 @@ func (l *AdaptiveLimitHandle) acquirePart(part int32) (int64, error) {
 // acquireIn takes a slot for a call with ctx: in ctx's partition, waiting if the limit has a
 // MaxWait.
 func (l *AdaptiveLimitHandle) acquireIn(ctx context.Context) (limitSlot, error) {
-	part := int32(0)
-	if l.parts != nil {
-		part = l.partitionOf(ctx)
-	}
 	if l.maxWait > 0 {
-		start, err := l.acquireWait(ctx, part)
-		return limitSlot{start: start, part: part}, err
+		return l.acquireWait(ctx)
 	}
 	if !l.enabled {
 		return limitSlot{}, nil
 	}
+	part := l.partitionOf(ctx)
 	start, err := l.acquirePart(part)
 	return limitSlot{start: start, part: part}, err
 }

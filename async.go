@@ -288,63 +288,18 @@ func (a *asyncAttempt[T]) permitted() {
 }
 
 // limited takes the adaptive limit's slot and goes on, or, when the limit is full and has a
-// MaxWait, waits in its queue: the call that frees a slot hands it over (limitTold), or the
-// timer ends the wait (limitWaitedTooLong).
+// MaxWait, waits in its queue (waitForLimit).
 func (a *asyncAttempt[T]) limited(first bool) {
 	var adm admission
 	c := a.c
-	var part int32 // 0: none
-	if l := c.p.limit; l != nil && l.parts != nil {
-		part = l.partitionOf(c.ctx)
-	}
-	if l := c.p.limit; l != nil && l.enabled && l.maxWait > 0 && !(l.waiting.Load() == 0 && l.takeSlotFor(part)) {
-		d := l.waitBudget(c.ctx)
-		if d <= 0 {
-			l.partitionRejected(part)
-			a.end(zero[T](), l.reject(), endReturned)
+	if l := c.p.limit; l != nil && l.enabled && l.maxWait > 0 {
+		slot, ok := l.tryTake(c.ctx)
+		if !ok {
+			a.waitForLimit(l, slot.part, first)
 			return
 		}
-		w := &limitWaiter{notify: a.limitTold, queue: queueOf(c.ctx), part: part}
-		c.mu.Lock()
-		if a.ended {
-			c.mu.Unlock()
-			return
-		}
-		result, others := l.enqueue(w)
-		switch result {
-		case refused:
-			c.mu.Unlock()
-			others.tell(l)
-			l.partitionRejected(part)
-			a.end(zero[T](), l.reject(), endReturned)
-			return
-		case enqueued:
-			a.limitW = w
-			a.wait = c.p.reg.clock.AfterFunc(d, a.limitWaitedTooLong)
-			c.mu.Unlock()
-			others.tell(l) // after c.mu: another attempt of this call may be among them
-			return
-		}
-		a.adm.slot, a.adm.limit = limitSlot{start: w.start, part: part}, true // admitted: a slot was free after all
-		c.mu.Unlock()
-		others.tell(l)
-		a.afterAdmission(first)
-		return
-	} else if l != nil && l.enabled && l.maxWait > 0 {
-		// takeSlotFor took it: the sample starts now.
-		adm.slot, adm.limit = limitSlot{start: l.nanotime(), part: part}, true
-		c.mu.Lock()
-		if a.ended {
-			c.mu.Unlock()
-			c.p.settleAdmission(c.ctx, &adm, nil, true)
-			return
-		}
-		a.adm.slot, a.adm.limit = adm.slot, adm.limit
-		c.mu.Unlock()
-		a.afterAdmission(first)
-		return
-	}
-	if err := c.p.admitLimit(c.ctx, &adm); err != nil {
+		adm.slot, adm.limit = slot, true
+	} else if err := c.p.admitLimit(c.ctx, &adm); err != nil {
 		a.end(zero[T](), err, endReturned)
 		return
 	}
@@ -357,6 +312,42 @@ func (a *asyncAttempt[T]) limited(first bool) {
 	a.adm.slot, a.adm.limit = adm.slot, adm.limit
 	c.mu.Unlock()
 	a.afterAdmission(first)
+}
+
+// waitForLimit queues the attempt for a slot of l, up to MaxWait (or its context's deadline):
+// the call that frees a slot hands it over (limitTold), or the timer ends the wait
+// (limitWaitedTooLong).
+func (a *asyncAttempt[T]) waitForLimit(l *AdaptiveLimitHandle, part int32, first bool) {
+	c := a.c
+	d := l.waitBudget(c.ctx)
+	if d <= 0 {
+		l.partitionRejected(part)
+		a.end(zero[T](), l.reject(), endReturned)
+		return
+	}
+	w := &limitWaiter{notify: a.limitTold, queue: queueOf(c.ctx), part: part}
+	c.mu.Lock()
+	if a.ended {
+		c.mu.Unlock()
+		return
+	}
+	result, others := l.enqueue(w)
+	switch result {
+	case enqueued:
+		a.limitW = w
+		a.wait = c.p.reg.clock.AfterFunc(d, a.limitWaitedTooLong)
+	case admitted: // a slot was free after all
+		a.adm.slot, a.adm.limit = limitSlot{start: w.start, part: part}, true
+	}
+	c.mu.Unlock()
+	others.tell(l) // after c.mu: another attempt of this call may be among them
+	switch result {
+	case refused:
+		l.partitionRejected(part)
+		a.end(zero[T](), l.reject(), endReturned)
+	case admitted:
+		a.afterAdmission(first)
+	}
 }
 
 // limitTold continues an attempt that waited for a slot of the adaptive limit: it was handed

@@ -239,15 +239,38 @@ func (l *AdaptiveLimitHandle) freeSlot(part int32) {
 	}
 }
 
-// acquireWait takes a slot, waiting up to MaxWait (never past ctx's deadline) when every slot
-// is taken, or returns the rejection or ctx's error. It is acquire when MaxWait is 0.
-func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context, part int32) (int64, error) {
+// tryTake takes a slot for a call with ctx if one is free and no call waits for one. The slot's
+// partition is ctx's either way.
+func (l *AdaptiveLimitHandle) tryTake(ctx context.Context) (limitSlot, bool) {
+	var s limitSlot
+	if l.parts != nil {
+		s.part = l.partitionOf(ctx)
+	}
+	if l.waiting.Load() == 0 && l.takeSlotFor(s.part) {
+		s.start = l.nanotime()
+		return s, true
+	}
+	return s, false
+}
+
+
+// acquireWait takes a slot for a call with ctx, in its partition, waiting up to MaxWait (never
+// past ctx's deadline) when none is free, or returns the rejection or ctx's error.
+func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context) (limitSlot, error) {
 	if !l.enabled {
-		return 0, nil
+		return limitSlot{}, nil
 	}
-	if l.waiting.Load() == 0 && l.takeSlotFor(part) {
-		return l.nanotime(), nil
+	slot, ok := l.tryTake(ctx)
+	if ok {
+		return slot, nil
 	}
+	start, err := l.wait(ctx, slot.part)
+	return limitSlot{start: start, part: slot.part}, err
+}
+
+// wait queues a call of partition part for a slot, and waits for it up to MaxWait (never past
+// ctx's deadline), or returns the rejection or ctx's error.
+func (l *AdaptiveLimitHandle) wait(ctx context.Context, part int32) (int64, error) {
 	d := l.waitBudget(ctx)
 	if d <= 0 {
 		l.partitionRejected(part)
@@ -288,8 +311,8 @@ func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context, part int32) (int6
 }
 
 // AcquireContext takes a slot as Acquire does, in ctx's partition (WithPartition) when the limit
-// has partitions; and when every slot is taken and the limit has a MaxWait, it waits for one in the queue of ctx's priority (WithPriority), up to MaxWait and
-// never past ctx's deadline; cancelling ctx ends the wait at once. The wait is not part of the
+// has partitions; and when every slot is taken and the limit has a MaxWait, it waits for one in
+// the queue of ctx's priority (WithPriority), up to MaxWait and never past ctx's deadline; cancelling ctx ends the wait at once. The wait is not part of the
 // call's latency sample. Without MaxWait it is Acquire.
 func (l *AdaptiveLimitHandle) AcquireContext(ctx context.Context) (AdaptiveLimitPermit, error) {
 	if l.maxWait == 0 && l.parts == nil {
