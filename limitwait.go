@@ -253,7 +253,6 @@ func (l *AdaptiveLimitHandle) tryTake(ctx context.Context) (limitSlot, bool) {
 	return s, false
 }
 
-
 // acquireWait takes a slot for a call with ctx, in its partition, waiting up to MaxWait (never
 // past ctx's deadline) when none is free, or returns the rejection or ctx's error.
 func (l *AdaptiveLimitHandle) acquireWait(ctx context.Context) (limitSlot, error) {
