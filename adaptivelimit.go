@@ -361,7 +361,7 @@ func dropGuarded(samples, drops int64) bool {
 
 // The adaptive limit as a pipeline gate: a slot and the start time of the call.
 func (l *AdaptiveLimitHandle) admit(ctx context.Context) (limitSlot, error) {
-	if l.maxWait > 0 || l.parts != nil {
+	if l.queued {
 		return l.acquireIn(ctx)
 	}
 	start, err := l.acquire() // directly: a call that can neither wait nor be partitioned pays no extra call

@@ -314,7 +314,7 @@ func (l *AdaptiveLimitHandle) wait(ctx context.Context, part int32) (int64, erro
 // the queue of ctx's priority (WithPriority), up to MaxWait and never past ctx's deadline; cancelling ctx ends the wait at once. The wait is not part of the
 // call's latency sample. Without MaxWait it is Acquire.
 func (l *AdaptiveLimitHandle) AcquireContext(ctx context.Context) (AdaptiveLimitPermit, error) {
-	if l.maxWait == 0 && l.parts == nil {
+	if !l.queued {
 		return l.Acquire() // directly: a limit without MaxWait or partitions pays no extra call
 	}
 	slot, err := l.acquireIn(ctx)
