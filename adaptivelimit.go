@@ -119,7 +119,7 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		maxWait:     effectiveWait(cfg.MaxWait),
 		maxWaiting:  cfg.MaxWaiting,
 		parts:       newPartitions(cfg.Partitions),
-		queued:      cfg.Partitions != nil || effectiveWait(cfg.MaxWait) > 0,
+		queued:      len(cfg.Partitions) > 0 || effectiveWait(cfg.MaxWait) > 0,
 		alg:         cfg.newAlgorithm(),
 	}
 	if g, ok := l.alg.(*gradient2Limit); ok && cfg.DropGuard != Off {
