@@ -136,6 +136,8 @@ page carries no date, so running the command again on the same code writes the s
 Its figures are one run of each scenario: with ` + "`-seeds N`" + ` the command also runs N-1 other
 variants of each (other arrivals and work, the same phases) and prints the worst figure of
 each phase over them, and how many phases each contender meets the targets in every time.
+With ` + "`-trace`" + ` it also prints each run's limits over time, a line per second (narrowed with
+` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining.
 `)
 	}
 	b.WriteString(`

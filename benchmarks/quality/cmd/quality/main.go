@@ -5,7 +5,10 @@
 //
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
-// meets the targets in, in every variant. The page is written from variant 0 alone.
+// meets the targets in, in every variant. The page is written from variant 0 alone. With -trace it
+// also prints each run's limits over time, a line per second, to read how a contender moves:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -only steps -alg knee -seeds 8 -trace -variant 3
 package main
 
 import (
@@ -23,6 +26,8 @@ func main() {
 	algs := flag.String("alg", "", "comma-separated algorithms to run (default: all)")
 	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs)")
 	seeds := flag.Int("seeds", 1, "run `N` variants of every scenario and print the worst figures")
+	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second (narrow it with -only, -alg and -variant)")
+	variant := flag.Int("variant", -1, "with -trace, print only variant `K` (0 to seeds-1)")
 	flag.Parse()
 	classes := quality.Classes()
 	if *only != "" {
@@ -36,6 +41,13 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if *trace {
+		for _, r := range runs {
+			if *variant < 0 || r.Seed == uint64(*variant) {
+				quality.WriteTrace(os.Stdout, r)
+			}
+		}
 	}
 	if *seeds > 1 {
 		fmt.Printf("The worst of %d variants of every scenario:\n", *seeds)
