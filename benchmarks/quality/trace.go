@@ -3,6 +3,7 @@ package quality
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -11,27 +12,18 @@ import (
 // the dependency held ("limit/load"). It is for reading how a contender moves, window by window,
 // when a phase's figures need explaining.
 func WriteTrace(w io.Writer, r Run) error {
-	if _, err := fmt.Fprintf(w, "%s on %s, %s, variant %d: the sum of the limits / the calls in the dependency, at each reading\n",
-		r.Class, r.Model, r.Contender.Name, r.Seed); err != nil {
-		return err
-	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s, %s, variant %d: the sum of the limits / the calls in the dependency, at each reading",
+		r.Class, r.Model, r.Contender.Name, r.Seed)
 	second := time.Duration(-1)
 	for _, tk := range r.Result.Ticks {
 		if s := tk.At.Truncate(time.Second); s != second {
-			if second >= 0 {
-				if _, err := fmt.Fprintln(w); err != nil {
-					return err
-				}
-			}
 			second = s
-			if _, err := fmt.Fprintf(w, "%5.0fs knee %3d:", s.Seconds(), tk.Capacity); err != nil {
-				return err
-			}
+			fmt.Fprintf(&b, "\n%5.0fs knee %3d:", s.Seconds(), tk.Capacity)
 		}
-		if _, err := fmt.Fprintf(w, " %d/%d", tk.Sum, tk.Load); err != nil {
-			return err
-		}
+		fmt.Fprintf(&b, " %d/%d", tk.Sum, tk.Load)
 	}
-	_, err := fmt.Fprintln(w)
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
 	return err
 }
