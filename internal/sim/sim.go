@@ -260,7 +260,9 @@ func (s *Sim) handle(ev *event) {
 func (s *Sim) arrive(r int, closed bool) {
 	ph := s.sc.Phases[s.phase]
 	// Drawn for every arrival, admitted or not, so that every limiter sees the same calls.
-	work := s.sc.Spread.Sample(s.rngWork[r]) * ph.service(s.now-s.phaseAt)
+	mean := ph.service(s.now - s.phaseAt)
+	work := s.sc.Spread.Sample(s.rngWork[r]) * mean
+	s.res.arrived(s.cur, mean, work)
 	p, ok := s.limiters[r].Acquire()
 	if !ok {
 		s.cur.record(r, outcomeRejected, 0)
