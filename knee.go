@@ -185,11 +185,12 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	// Drops above the share seen without load are overload, whatever the latency says (a
 	// timed-out call's latency is the timeout, which may look like a normal latency).
 	// Only an excess beyond the noise of the window's count counts. Under a limit that does not
-	// bind and latency about base, a few more drops than usual may be the dependency's own
-	// (calls whose work outlasts the timeout): they count when the next window has them too.
+	// bind and latency about base (or base not yet measured), a few more drops than usual may
+	// be the dependency's own (calls whose work outlasts the timeout): they count when the next
+	// window has them too.
 	excess := drops - k.baseDrop
 	dropped := excess > 0.05+2*math.Sqrt(drops*(1-drops)/max(1, cur.n))
-	if dropped && !k.dropped && !cur.binding && k.base > 0 && excess < 0.2 && lat < k.expected()*(1+tol) {
+	if dropped && !k.dropped && !cur.binding && excess < 0.2 && (k.base == 0 || lat < k.expected()*(1+tol)) {
 		k.dropped = true
 		dropped = false
 	} else if !dropped {
@@ -200,6 +201,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 			k.drainOf = 0
 		}
 		k.started = true
+		k.clear = 0 // a window with too many drops breaks a row of clear windows
 		from := k.usage(cur, tol)
 		k.ceil = from
 		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) {

@@ -742,3 +742,42 @@ func TestKneeFewExtraDropsUnderLightLoadCountTwiceInARow(t *testing.T) {
 		t.Fatalf("30%% drops under light load: estimate %v, want a cut at once", r.alg.Estimate())
 	}
 }
+
+// Before base is measured, a few more drops than chance allows under a limit that does not bind
+// count only when the next window has them too: with a slow dependency under light load, a
+// window of 40 calls may have 7 that outlast the timeout.
+func TestKneeFewExtraDropsBeforeBaseCountTwiceInARow(t *testing.T) {
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	lightDrops := func(share float64) {
+		n := int(10 / kneeBase.Seconds())
+		r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 10, Samples: n, Drops: int(share * float64(n)), Dropped: share > 0})
+	}
+	lightDrops(0.12)
+	lightDrops(0)
+	lightDrops(0.12)
+	if r.alg.NoLoadLatency() != 0 || r.alg.Estimate() != 20 {
+		t.Fatalf("12%% drops in two windows apart, under light load, before base: base %v, estimate %v, want none and 20 kept",
+			r.alg.NoLoadLatency(), r.alg.Estimate())
+	}
+	lightDrops(0.12)
+	if r.alg.Estimate() >= 20 {
+		t.Fatalf("12%% drops in two windows in a row, under light load, before base: estimate %v, want a cut", r.alg.Estimate())
+	}
+}
+
+// A window of drops ends a row of clear windows. Counted as clear, it let the growth that follows
+// a row double the limit back into the queue every other window, from a base measured through a
+// queue, without ever draining.
+func TestKneeDropsEndARowOfClearWindows(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+	r.bound(scale(kneeBase, 2)) // a queue: the startup is over
+	for range 3 {
+		r.bound(kneeBase) // clear windows in a row
+	}
+	r.dropping(kneeBase, 0.6) // timeouts while latency looks like base: cut by half
+	before := r.alg.Estimate()
+	r.bound(kneeBase)
+	if got := r.alg.Estimate(); got > before+kneeProbeUp+1e-9 {
+		t.Fatalf("one clear window after a window of drops: estimate %v -> %v, want at most a probe (+%v)", before, got, kneeProbeUp)
+	}
+}
