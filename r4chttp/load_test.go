@@ -15,12 +15,59 @@ import (
 	"github.com/resilience4cata/r4c/r4ctest"
 )
 
+// traffic counts the clients still sending, the requests inside the backend and the services
+// started. The driver of the clock advances it once per service, and only when every client
+// still sending waits inside the backend: nothing else can happen then, so the queues the test
+// sees do not depend on how fast the machine runs the clients (on a busy machine, advancing as
+// soon as a timer was pending served them one at a time, and nothing queued; and the registry's
+// own timers let the clock move while no request was in service).
+type traffic struct {
+	mu                      sync.Mutex
+	changed                 *sync.Cond
+	active, inside, started int
+	advanced                int // services the driver has advanced the clock for
+}
+
+func newTraffic() *traffic {
+	t := &traffic{}
+	t.changed = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *traffic) add(active, inside, started int) {
+	t.mu.Lock()
+	t.active += active
+	t.inside += inside
+	t.started += started
+	t.changed.Broadcast()
+	t.mu.Unlock()
+}
+
+// next waits until a service has started that the clock was not advanced for, with every client
+// still sending inside the backend, and counts it as advanced; false if ctx ends first.
+func (t *traffic) next(ctx context.Context) bool {
+	stop := context.AfterFunc(ctx, func() { t.add(0, 0, 0) })
+	defer stop()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.started == t.advanced || t.inside < t.active {
+		if ctx.Err() != nil {
+			return false
+		}
+		t.changed.Wait()
+	}
+	t.advanced++
+	return true
+}
+
 // slowBackend serves one request at a time in arrival order (a dependency with a capacity of
-// one and a FIFO queue), each for service on a manual clock; it records how many requests were queued in front of each one when
-// it arrived, and each one's latency on the clock, from its arrival to its answer.
+// one and a FIFO queue), each for service on a manual clock; it records how many requests were
+// queued in front of each one when it arrived, and each one's latency on the clock, from its
+// arrival to its answer.
 type slowBackend struct {
 	clock   *r4ctest.ManualClock
 	service time.Duration
+	traffic *traffic
 
 	mu        sync.Mutex
 	turn      *sync.Cond // signalled when serving moves on
@@ -32,20 +79,26 @@ type slowBackend struct {
 }
 
 func (b *slowBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	arrived := b.clock.Nanotime()
 	b.mu.Lock()
 	if b.turn == nil {
 		b.turn = sync.NewCond(&b.mu)
 	}
+	// The arrival is the moment the request takes its place in the queue, and only from then
+	// is it inside for the driver: a request between the two would see services it was not
+	// queued behind.
+	arrived := b.clock.Nanotime()
 	b.queued = append(b.queued, b.waiting)
 	b.waiting++
 	ticket := b.next
 	b.next++
+	b.traffic.add(0, 1, 0)
+	defer b.traffic.add(0, -1, 0)
 	for b.serving != ticket {
 		b.turn.Wait()
 	}
 	b.mu.Unlock()
 	t := b.clock.NewTimer(b.service) // the work itself: the driver advances the clock
+	b.traffic.add(0, 0, 1)
 	<-t.C()
 	b.mu.Lock()
 	b.serving++
@@ -56,13 +109,14 @@ func (b *slowBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "ok")
 }
 
-// drive advances clock by step whenever a timer is pending (the request in service), until
-// stop is called: the backend's work takes simulated time, and nothing else does.
-func drive(clock *r4ctest.ManualClock, step time.Duration) (stop func()) {
+// drive advances clock by step once for every service started, when every client still sending
+// waits inside the backend, until stop is called: the backend's work takes simulated time, and
+// nothing else does.
+func drive(clock *r4ctest.ManualClock, tr *traffic, step time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for clock.WaitPending(ctx, 1) == nil {
+		for tr.next(ctx) {
 			clock.Advance(step)
 		}
 	})
@@ -71,11 +125,13 @@ func drive(clock *r4ctest.ManualClock, step time.Duration) (stop func()) {
 
 // load sends requests from clients goroutines, each perClient requests in a row, and returns how
 // many were rejected with 503.
-func load(t *testing.T, url string, clients, perClient int) (rejected int) {
+func load(t *testing.T, tr *traffic, url string, clients, perClient int) (rejected int) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	tr.add(clients, 0, 0)
 	for range clients {
 		wg.Go(func() {
+			defer tr.add(-1, 0, 0)
 			for range perClient {
 				resp, err := http.Get(url)
 				if err != nil {
@@ -115,20 +171,21 @@ func TestLoadKeepsTheQueueBoundedWhileRejecting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limited := &slowBackend{clock: clock, service: service}
+	tr := newTraffic()
+	limited := &slowBackend{clock: clock, service: service, traffic: tr}
 	h, err := r4chttp.NewHandler(reg, "api", limited, r4chttp.WithPolicies(fixedLimit(limit)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	stop := drive(clock, service)
-	rejected := load(t, srv.URL, clients, perClient)
+	stop := drive(clock, tr, service)
+	rejected := load(t, tr, srv.URL, clients, perClient)
 
-	open := &slowBackend{clock: clock, service: service}
+	open := &slowBackend{clock: clock, service: service, traffic: tr}
 	srvOpen := httptest.NewServer(open)
 	defer srvOpen.Close()
-	load(t, srvOpen.URL, clients, perClient)
+	load(t, tr, srvOpen.URL, clients, perClient)
 	stop()
 
 	if q := slices.Max(limited.queued); q > limit-1 {
