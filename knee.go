@@ -51,7 +51,6 @@ type kneeLimit struct {
 	started    bool    // a queue has been seen: the startup's fast growth is over
 	confirmed  bool    // a drain has found base: until then every replica drains on the grid
 	step       float64 // the factor by which the last window changed the limit (1: none)
-	fit        kneeFit // latency against the limit over recent windows that bound
 
 	prev    kneeWindow
 	older   kneeWindow    // the window before prev
@@ -73,10 +72,6 @@ type kneeWindow struct {
 	drain     bool
 	limit     float64 // the limit during the window
 }
-
-// kneeFit is a weighted least-squares fit of log latency against log limit over the recent
-// windows in which the limit bound, each weighted by its samples, older windows fading.
-type kneeFit struct{ w, x, y, xx, xy float64 }
 
 // Tuning of the knee algorithm (see docs/adaptive-limit.md for the reasoning behind each).
 const (
@@ -248,52 +243,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 			k.suspect = true
 		}
 	}
-	if lat, ok := k.fitInelastic(cur, tol); ok {
-		// Over the recent windows the limit moved a good deal and latency did not follow,
-		// while it stayed above base: base is too low (a lucky window set it, or calls got
-		// heavier). That latency is the no-load latency.
-		k.rebase(lat, k.spread(k.fit.w))
-		k.fit = kneeFit{}
-	}
 	return k.grow(cur, w, tol)
-}
-
-// fitInelastic adds a window to the fit of latency against the limit, and reports the mean
-// latency of the fit when latency clearly does not respond to the limit (elasticity under
-// kneeElastic/2 by two standard errors, over limits that span enough) although it stays above
-// base by more than half the tolerance, and the limit has come down (the window's limit is below
-// the fit's average: growth that ends in one queued window is a kink, not a flat response).
-// Only windows in which the limit bound count: their latency answers the limit. A window's noise
-// is independent of its own limit (set before it), so cuts that follow noisy windows do not
-// bias the fit. It sees what one cut cannot show: with few samples a window, a single cut is
-// lost in the noise, while a run of small cuts adds up.
-func (k *kneeLimit) fitInelastic(cur kneeWindow, tol float64) (float64, bool) {
-	if !cur.binding || cur.drain || cur.n == 0 {
-		return 0, false
-	}
-	f := &k.fit
-	const fade = 15.0 / 16
-	x, y := math.Log(cur.limit), math.Log(cur.lat)
-	f.w = fade*f.w + cur.n
-	f.x = fade*f.x + cur.n*x
-	f.y = fade*f.y + cur.n*y
-	f.xx = fade*f.xx + cur.n*x*x
-	f.xy = fade*f.xy + cur.n*x*y
-	mx, my := f.x/f.w, f.y/f.w
-	vx := f.xx/f.w - mx*mx
-	if vx < 0.2*0.2 {
-		return 0, false // the limit has not moved enough to tell
-	}
-	slope := (f.xy/f.w - mx*my) / vx
-	cv := k.noise
-	if k.noiseN == 0 {
-		cv = 1
-	}
-	se := cv / math.Sqrt(f.w*vx)
-	if slope+2*se < kneeElastic/2 && my-math.Log(k.expected()) > tol/2 && x < mx {
-		return math.Exp(my), true
-	}
-	return 0, false
 }
 
 // rebase makes lat the no-load latency, with sd the spread (log) of its measurement: a fresh
@@ -357,6 +307,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	if k.calm == 0 {
 		k.calm = ratio
 	}
+	lasting := k.calm > 1+tol/2 // a queue before this window: for a limit that does not bind
 	k.calm += (ratio - k.calm) / 8
 	if !cur.binding && !k.started && !cur.drain && k.calm <= 1+tol/4 {
 		// Light load, no queue ever seen: the window's latency is the no-load latency.
@@ -370,11 +321,12 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		k.clear = 0
 	}
 	switch {
-	case ratio > 1+tol && (cur.binding || k.calm > 1+tol/2):
+	case ratio > 1+tol && (cur.binding || lasting):
 		// A queue: cut to the middle of the tolerance. After a cut that did not lower
 		// latency, hold one window (latency may lag), then cut again: a second cut that
 		// does not lower it either makes that latency the new base. A limit that does not
-		// bind is cut only if the queue lasts: one noisy window of light load is not one.
+		// bind is cut only if the queue lasts, in the windows before this one too: one
+		// noisy window of light load is not one, however far off.
 		if k.inelastic == 1 && !k.held {
 			k.held = true
 			break

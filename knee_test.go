@@ -781,3 +781,24 @@ func TestKneeDropsEndARowOfClearWindows(t *testing.T) {
 		t.Fatalf("one clear window after a window of drops: estimate %v -> %v, want at most a probe (+%v)", before, got, kneeProbeUp)
 	}
 }
+
+// Under a limit that does not bind, one window far over the tolerance is noise, however far
+// (a closed loop of 10 clients with exponential service had one at 1.2 times base, and its limit
+// fell to 5): the limit comes down by a fifth at most, towards the calls in flight, and is cut to
+// them when the queue lasts.
+func TestKneeOneSlowWindowOfLightLoadDoesNotCut(t *testing.T) {
+	r := kneeWithNoise(t)
+	for range 4 {
+		r.light(kneeBase, 10)
+	}
+	r.light(scale(kneeBase, 2), 10)
+	if got := r.alg.Estimate(); got < 40 {
+		t.Fatalf("one window of light load (10 calls) at twice base: estimate %v, want 40 or more", got)
+	}
+	for range 2 {
+		r.light(scale(kneeBase, 2), 10)
+	}
+	if got := r.alg.Estimate(); got > 20 {
+		t.Fatalf("three windows of light load (10 calls) at twice base: estimate %v, want a cut towards the calls in flight", got)
+	}
+}

@@ -43,7 +43,7 @@ func Contenders() []Contender {
 				"While calls get heavier (the service time triples over two minutes) base lags between drains and the limit sags below the knee: 94% to 96% of goodput. "+
 				"A cold start under overload costs latency (1.4 to 1.5 times the service time over the phase: base is first measured only after ten latencies, and then through the queue) and 4% to 5% of goodput while base is re-measured. "+
 				"Under lognormal noise (σ 0.8) its small standing queue adds timeouts: 95% to 97% of goodput. "+
-				"With a slow dependency (250ms calls: a window of 1s holds 40 of them) it pools windows until their mean can tell a queue from noise; under overload on a FIFO pool a drain can still read a lucky window as base, and the spread it learns from like windows (which exclude the windows that were cut) is about half the true one, so its tolerance is too tight and small cuts keep the limit below the knee for tens of seconds: 85% to 93% of goodput. "+
+				"With a slow dependency (250ms calls: a window of 1s holds 40 of them) it pools windows until their mean can tell a queue from noise; under overload on a FIFO pool a drain can still read a lucky window as base, and the spread it learns from like windows (which exclude the windows that were cut) is about half the true one, so its tolerance is too tight and small cuts keep the limit below the knee for tens of seconds: 81% to 93% of goodput. "+
 				"Its drains cost about 1% of goodput under overload."),
 		adaptive(r4c.Gradient2,
 			"ours (`r4c.Gradient2`, the default algorithm): Netflix's `Gradient2Limit` (concurrency-limits 0.5.4), with the engine's drop guard, on by default, which keeps windows full of timeouts out of its long-term latency.",
