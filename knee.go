@@ -309,8 +309,11 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	lasting := k.calm > 1+tol/2 // a queue before this window: for a limit that does not bind
 	k.calm += (ratio - k.calm) / 8
-	if !cur.binding && !k.started && !cur.drain && k.calm <= 1+tol/4 {
-		// Light load, no queue ever seen: the window's latency is the no-load latency.
+	if !cur.binding && !k.started && !cur.drain && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
+		// Light load, no queue ever seen: the window's latency is the no-load latency, while
+		// the recent windows stay about base or this one is within the noise of it (with few
+		// samples a window, a first base set low by a lucky window keeps their average above
+		// it, and only these measurements can correct it).
 		k.observe(cur.lat, 0, cur.n)
 	}
 	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {

@@ -802,3 +802,21 @@ func TestKneeOneSlowWindowOfLightLoadDoesNotCut(t *testing.T) {
 		t.Fatalf("three windows of light load (10 calls) at twice base: estimate %v, want a cut towards the calls in flight", got)
 	}
 }
+
+// Under light load before any queue, windows of few samples go on measuring base while their
+// latency is within two standard deviations of it, even if their average stays above: a first
+// measurement that a lucky window set low (15% here) is corrected, not kept for good (a slow
+// dependency's base 15% low cut its limit to half the knee once the load rose).
+func TestKneeLightLoadCorrectsALowFirstBase(t *testing.T) {
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	r.light(scale(kneeBase, 0.85), 20) // reaches the limit: the first measurement of base
+	if got := r.alg.NoLoadLatency(); got != scale(kneeBase, 0.85) {
+		t.Fatalf("base %v after the first window, want %v", got, scale(kneeBase, 0.85))
+	}
+	for range 40 {
+		r.light(kneeBase, 2) // 40 samples a window: a spread of 16% of their mean
+	}
+	if got := r.alg.NoLoadLatency(); math.Abs(float64(got)/float64(kneeBase)-1) > 0.02 {
+		t.Fatalf("base %v after 40 windows of light load at %v, want it within 2%%", got, kneeBase)
+	}
+}
