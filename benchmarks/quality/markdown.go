@@ -24,6 +24,10 @@ type MarkdownOptions struct {
 	PlotDir string
 	// Classes are the classes the runs came from, for their descriptions; nil means Classes().
 	Classes []Class
+	// Worst, when set, is the worst figures of each phase over several variants of every
+	// scenario (Worst of the rows of RunSeeds): the summary then also counts the phases each
+	// contender meets the targets in, in every variant.
+	Worst []Row
 }
 
 // Group is the runs of one scenario class on one dependency model: one run per contender.
@@ -112,7 +116,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts MarkdownOptions) error {
 	for _, class := range classNames(runs) {
 		writeClassResults(&b, runs, class, opts)
 	}
-	writeSummary(&b, runs)
+	writeSummary(&b, runs, opts.Worst)
 	writeWeaknesses(&b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -431,7 +435,7 @@ func writeClassTable(b *strings.Builder, runs []Run, class string) {
 	writeTable(b, header, cells)
 }
 
-func writeSummary(b *strings.Builder, runs []Run) {
+func writeSummary(b *strings.Builder, runs []Run, worst []Row) {
 	b.WriteString(`
 ## Summary
 
@@ -439,8 +443,17 @@ Per contender, over every class and both models: the lowest goodput and the high
 of the overloaded phases, the highest mean latency of all phases, and how many phases meet the
 targets. Where a worst value occurs is in parentheses (class, phase when the class has several,
 model).
-
 `)
+	variants := 0
+	for _, r := range worst {
+		variants = max(variants, r.Seeds)
+	}
+	if variants > 1 {
+		fmt.Fprintf(b, `The last column counts the phases that meet the targets in every one of %d variants of each
+scenario (other arrivals and work, the same phases): one variant, the page's, can be lucky.
+`, variants)
+	}
+	b.WriteString("\n")
 	all := Rows(runs)
 	phases := map[string]int{} // class: number of phases
 	for _, r := range all {
@@ -454,6 +467,9 @@ model).
 		return s + ", " + r.Model
 	}
 	header := []string{"algorithm", "lowest goodput (overloaded)", "highest limit/knee (overloaded)", "highest mean/svc", "phases meeting the targets"}
+	if variants > 1 {
+		header = append(header, fmt.Sprintf("in every one of %d variants", variants))
+	}
 	var cells [][]string
 	for _, name := range contenderNames(runs) {
 		var goodput, settled, lat *Row
@@ -487,6 +503,18 @@ model).
 		}
 		if lat != nil {
 			row[3] = fmt.Sprintf("%.2f (%s)", lat.MeanLat, where(*lat))
+		}
+		if variants > 1 {
+			met, phases := 0, 0
+			for _, r := range worst {
+				if r.Contender == name {
+					phases++
+					if r.MeetsTargets() {
+						met++
+					}
+				}
+			}
+			row = append(row, fmt.Sprintf("%d of %d", met, phases))
 		}
 		cells = append(cells, row)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -324,6 +325,58 @@ func TestWriteMarkdown(t *testing.T) {
 	for _, g := range Groups(runs) {
 		if !strings.Contains(page, "](quality/"+g.PlotFile()+")") {
 			t.Errorf("the page does not show %s", g.PlotFile())
+		}
+	}
+}
+
+// With the worst figures of several variants, the summary counts, per contender, the phases that
+// meet the targets in every variant: here two variants, one of them spoiled so that its first
+// phase misses the goodput target for every contender.
+func TestWriteMarkdownCountsThePhasesMetInEveryVariant(t *testing.T) {
+	runs := benchmark(t)
+	rows := Rows(runs)
+	spoiled := slices.Clone(rows)
+	for i := range spoiled {
+		if spoiled[i].Phase == 1 {
+			spoiled[i].Goodput = 0
+		}
+	}
+	worst := Worst(append(slices.Clone(rows), spoiled...))
+	var b strings.Builder
+	if err := WriteMarkdown(&b, runs, MarkdownOptions{Worst: worst}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, "| in every one of 2 variants |") {
+		t.Fatal("the summary has no column for the phases met in every variant")
+	}
+	for _, c := range Contenders() {
+		once, every := 0, 0
+		phases := 0
+		for i, r := range rows {
+			if r.Contender != c.Name {
+				continue
+			}
+			phases++
+			if r.MeetsTargets() {
+				once++
+			}
+			if r.MeetsTargets() && r.Phase != 1 {
+				every++ // a phase 1 is spoiled in the other variant
+			}
+			if worst[i].MeetsTargets() != (r.MeetsTargets() && r.Phase != 1) {
+				t.Errorf("%s/%s/%s phase %d: met in every variant %v", r.Class, r.Model, r.Contender, r.Phase, worst[i].MeetsTargets())
+			}
+		}
+		want := fmt.Sprintf("| %d of %d | %d of %d |", once, phases, every, phases)
+		found := false
+		for _, line := range strings.Split(page, "\n") {
+			if strings.HasPrefix(line, "| "+c.Name+" |") && strings.HasSuffix(line, want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no summary row of %s ending %q", c.Name, want)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func Contenders() []Contender {
 	return []Contender{
 		adaptive(r4c.Knee,
 			"ours (`r4c.Knee`): it seeks the knee of the dependency, the smallest concurrency at which the dependency delivers its full throughput.",
-			"Ten replicas with shares of 4 to 6 slots each hold limits whose sum is about 1.45 to 1.5 times the knee, at the edge of the target, and latency 1.25 to 1.3 times the service time. "+
+			"Ten replicas with shares of 4 to 6 slots each hold limits whose sum is about 1.45 to 1.5 times the knee, at the edge of the target, and latency 1.25 to 1.3 times the service time; in one variant of 32 a replica whose base was measured through the cold start's queue stops binding and keeps 20 slots (1.71 times the knee, Jain's index 0.77). "+
 				"After a large capacity increase (10 to 60 workers) it needs several windows to climb (the limit doubles a window once clear of the last queue), and the phase's goodput falls to about 93%. "+
 				"While calls get heavier (the service time triples over two minutes) base lags between drains and the limit sags below the knee: 94% to 96% of goodput. "+
 				"A cold start under overload costs latency (1.4 to 1.5 times the service time over the phase: base is first measured only after ten latencies, and then through the queue) and 4% to 5% of goodput while base is re-measured. "+

@@ -1,11 +1,12 @@
 // Command quality runs the quality bench of the adaptive limits and prints its table. With
 // -write DIR it also writes DIR/quality.md and its plots, DIR/quality/<class>-<model>.svg:
 //
-//	cd benchmarks && go run ./quality/cmd/quality -write ../docs
+//	cd benchmarks && go run ./quality/cmd/quality -seeds 16 -write ../docs
 //
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
-// meets the targets in, in every variant. The page is written from variant 0 alone. With -trace it
+// meets the targets in, in every variant. The page's tables and plots are written from variant
+// 0 alone; its summary adds that count over every variant. With -trace it
 // also prints each run's limits over time, a line per second, to read how a contender moves:
 //
 //	cd benchmarks && go run ./quality/cmd/quality -only steps -alg knee -seeds 8 -trace -variant 3
@@ -49,9 +50,10 @@ func main() {
 			}
 		}
 	}
+	var worst []quality.Row
 	if *seeds > 1 {
 		fmt.Printf("The worst of %d variants of every scenario:\n", *seeds)
-		worst := quality.Worst(quality.Rows(runs))
+		worst = quality.Worst(quality.Rows(runs))
 		quality.WriteText(os.Stdout, worst)
 		fmt.Println()
 		for _, c := range contenders {
@@ -77,7 +79,7 @@ func main() {
 		quality.WriteText(os.Stdout, quality.Rows(runs))
 	}
 	if *write != "" {
-		opts := quality.MarkdownOptions{Command: command(), PlotDir: "quality", Classes: classes}
+		opts := quality.MarkdownOptions{Command: command(), PlotDir: "quality", Classes: classes, Worst: worst}
 		if err := quality.WriteDocs(*write, runs, opts); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
