@@ -406,7 +406,10 @@ func (l *AdaptiveLimitHandle) acquireIn(ctx context.Context) (limitSlot, error) 
 // Limit returns how many calls may run at once now.
 func (l *AdaptiveLimitHandle) Limit() int { return int(l.limit.Load()) }
 
-// InFlight returns how many admitted calls are running now.
+// InFlight returns how many admitted calls are running now. A call being rejected may be
+// counted for an instant (the limit adds a call before it compares, which is cheaper under
+// contention than a compare-and-swap loop), so a reading can exceed the limit by the calls being
+// rejected at that moment; it can also exceed a limit that a window just lowered.
 func (l *AdaptiveLimitHandle) InFlight() int { return int(l.inFlight.Load()) }
 
 // Config returns the instance's resolved configuration: every field set.
