@@ -35,6 +35,7 @@ type kneeLimit struct {
 	baseDrop   float64 // the share of drops without load
 	trend      float64 // the change of base per window (log), from the last two drains
 	since      int     // windows since base was measured
+	estAtBase  float64 // the estimate when base was measured
 	varb       float64 // the variance of log(base)
 	surpriseZ  float64 // how far off (log) that measurement was
 	surpriseAt int     // since, when it was
@@ -103,8 +104,14 @@ func (k *kneeLimit) Limit() int { return toLimit(k.est) }
 // Estimate returns the unrounded estimate behind the limit.
 func (k *kneeLimit) Estimate() float64 { return k.est }
 
-// NoLoadLatency returns the no-load latency the algorithm has measured (0 before it has one).
-func (k *kneeLimit) NoLoadLatency() time.Duration { return time.Duration(k.base) }
+// NoLoadLatency returns the no-load latency the algorithm expects now: the last measurement,
+// moved along its trend (0 before it has one).
+func (k *kneeLimit) NoLoadLatency() time.Duration {
+	if k.base == 0 {
+		return 0
+	}
+	return time.Duration(k.expected())
+}
 
 // Update applies one window.
 func (k *kneeLimit) Update(w WindowSummary) int {
@@ -170,8 +177,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	prev := k.prev
 	k.prev = cur
 	k.windows++
-	k.since++
-	k.varb += kneeDrift * kneeDrift
+	k.age()
 	step := k.step
 	k.step = 1
 	tol := k.tolerance(cur)
@@ -210,7 +216,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	if k.base == 0 {
 		if k.elapsed += float64(w.Duration); cur.touched && k.elapsed >= kneeSpan*lat {
 			// A first guess, uncertain: the first windows may already queue.
-			k.observe(lat, drops, cur.n)
+			k.observe(lat, drops, cur.n, false)
 		}
 		return k.grow(cur, w, tol)
 	}
@@ -232,7 +238,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 			// latency is the no-load latency (heavier calls).
 			k.inelastic++
 			if k.inelastic >= kneeInelastic {
-				k.observe(lat, drops, cur.n)
+				k.observe(lat, drops, cur.n, true)
 				k.inelastic = 0
 			}
 		case step < 1:
@@ -244,6 +250,18 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		}
 	}
 	return k.grow(cur, w, tol)
+}
+
+// extrapolated reports whether base has moved along its trend, since it was last measured, by
+// more than a quarter of the tolerance: latency that looks like base then proves little.
+func (k *kneeLimit) extrapolated(tol float64) bool {
+	return math.Abs(k.trend)*float64(k.since) > tol/4
+}
+
+// age moves base one window on: it drifts along its trend, and grows less certain.
+func (k *kneeLimit) age() {
+	k.since++
+	k.varb += kneeDrift * kneeDrift
 }
 
 // rebase makes lat the no-load latency, with sd the spread (log) of its measurement: a fresh
@@ -262,7 +280,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// base lower than this one has it. Move towards it, by a quarter (one window of
 		// light load is noisy).
 		if lat < prev.lat*(1-tol/2) && lat < k.expected()*math.Exp(-2*k.spread(cur.n)) {
-			k.observe(lat, drops, cur.n)
+			k.observe(lat, drops, cur.n, false)
 		}
 		k.drainOf = 0
 		return k.plan(w)
@@ -275,7 +293,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its
 		// latency is the no-load latency, drift included.
-		k.observe(lat, drops, cur.n)
+		k.observe(lat, drops, cur.n, true)
 		k.confirmed = true
 		k.est = k.drainOf
 	case e > kneeElastic:
@@ -290,7 +308,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.est = min(k.est, k.drainOf)
 	default:
 		if lat < k.expected() {
-			k.observe(lat, drops, cur.n)
+			k.observe(lat, drops, cur.n, false)
 		}
 		k.est = k.drainOf
 	}
@@ -314,7 +332,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		// the recent windows stay about base or this one is within the noise of it (with few
 		// samples a window, a first base set low by a lucky window keeps their average above
 		// it, and only these measurements can correct it).
-		k.observe(cur.lat, 0, cur.n)
+		k.observe(cur.lat, 0, cur.n, false)
 	}
 	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {
 		k.clear++
@@ -362,7 +380,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		if !k.started && k.clear >= 1 {
 			// Startup: no queue seen yet. Double the limit each window while latency stays at base.
 			k.set(k.est * (1 + kneeStartup))
-		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil {
+		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil || k.extrapolated(tol) {
 			// Near the knee: probe up by a constant step, the same for every replica of a
 			// service, so that cuts in proportion and equal steps up even out their shares.
 			k.set(k.est + kneeProbe)
@@ -416,10 +434,13 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	if !cur.binding {
 		quiet = 1 + tol // a drain from the calls in flight costs more: only under a queue
 	}
-	if k.base == 0 || cur.drain || k.clear >= 1 {
+	// Base moved along a trend since it was last measured: a drain must check it, whatever
+	// latency says (base too high makes latency look like base, and a queue grows under it).
+	extrapolated := cur.binding && k.extrapolated(tol)
+	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated {
 		return toLimit(k.est)
 	}
-	observe := !k.suspect && k.calm <= quiet && (k.confirmed || !cur.binding && !k.started)
+	observe := !k.suspect && !extrapolated && k.calm <= quiet && (k.confirmed || !cur.binding && !k.started)
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
@@ -502,7 +523,7 @@ func (k *kneeLimit) tolerance(cur kneeWindow) float64 {
 // (three standard deviations) counts only when the next one is off the same way: one noisy
 // window cannot move base, two in a row mean it moved. Consecutive measurements also give the
 // trend of base per window.
-func (k *kneeLimit) observe(lat, drops, n float64) {
+func (k *kneeLimit) observe(lat, drops, n float64, drained bool) {
 	r := k.spread(n)
 	r *= r
 	if k.base == 0 {
@@ -524,17 +545,37 @@ func (k *kneeLimit) observe(lat, drops, n float64) {
 		// second is further off than the first, base is still moving (calls getting heavier
 		// by the window): keep moving it at that pace until the next measurement; a step
 		// (both about as far off) has no trend.
-		k.trend = 0
-		if d := k.since - k.surpriseAt; d > 0 && math.Abs(z) > 1.2*math.Abs(k.surpriseZ) {
+		d := k.since - k.surpriseAt
+		switch {
+		case drained && d > 0 && (z < k.surpriseZ || k.est <= k.estAtBase*1.02):
+			// Two drains off the same way, the second further: the trend is off by the
+			// growth of the error between them (a limit that grew meanwhile may have grown
+			// the queue its drain sees, as above).
+			k.trend += (z - k.surpriseZ) / float64(d)
+		case d > 0 && math.Abs(z) > 1.2*math.Abs(k.surpriseZ):
 			k.trend = (z - k.surpriseZ) / float64(d)
+		default:
+			k.trend = 0
 		}
+		k.estAtBase = k.est
 		k.base, k.baseDrop, k.varb, k.since, k.surprise = lat, drops, r, 0, 0
 		return
 	}
 	k.surprise = 0
 	g := k.varb / v
 	k.base = k.expected() * math.Exp(g*z)
-	k.trend /= 2 // a measurement that agrees with base: a trend, if any, is fading
+	switch {
+	case drained && k.since >= 2 && (z < 0 || k.est <= k.estAtBase*1.02):
+		// A drain measures base apart from any queue: what it finds off the trend, per
+		// window since the last measurement, corrects the trend by half. Latency above the
+		// trend counts only when the limit has not grown meanwhile: calls got heavier. With
+		// replicas, a limit that grew may have grown the queue its drain still sees, and
+		// following it would grow the limits further.
+		k.trend += g / 2 * z / float64(k.since)
+	default:
+		k.trend /= 2 // a measurement that agrees with base: a trend, if any, is fading
+	}
+	k.estAtBase = k.est
 	k.baseDrop += g * (drops - k.baseDrop)
 	k.varb *= 1 - g
 	k.since = 0
@@ -551,9 +592,11 @@ func (k *kneeLimit) spread(n float64) float64 {
 	return math.Sqrt(cv*cv/max(1, n) + kneeFloor*kneeFloor)
 }
 
-// expected returns the no-load latency now: base moved along its trend, by at most
-// kneeTolerance, so that a trend that stopped misleads little until the next drain.
+// expected returns the no-load latency now: base moved along its trend for at most the windows
+// between two drains (and by kneeTolerance at least), so that a trend that stopped misleads
+// little until the next drain, while one that goes on is followed until then.
 func (k *kneeLimit) expected() float64 {
-	d := max(-kneeTolerance, min(kneeTolerance, k.trend*float64(k.since)))
+	most := max(kneeTolerance, math.Abs(k.trend)*kneeDrainEvery)
+	d := max(-most, min(most, k.trend*float64(k.since)))
 	return k.base * math.Exp(d)
 }

@@ -1,0 +1,70 @@
+package r4c
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// trendRun feeds a Knee's base a drain's measurement every ten windows of a no-load latency
+// that grows by growth (log) a window from 50ms, while the estimate moves by estStep a window,
+// and returns the largest error (log) of the base it expects, over the windows from the fortieth.
+func trendRun(growth, estStep float64) float64 {
+	k := &kneeLimit{est: 40, min: 1, max: 200, noise: 0.1, noiseN: 8, step: 1}
+	worst := 0.0
+	for w := range 120 {
+		k.age()
+		lat := 50e6 * math.Exp(growth*float64(w))
+		if w%10 == 0 {
+			k.observe(lat, 0, 500, true)
+		}
+		if w >= 40 {
+			worst = max(worst, math.Abs(math.Log(k.expected()/lat)))
+		}
+		k.est += estStep
+	}
+	return worst
+}
+
+// Calls that get heavier at a steady pace: the drains' measurements teach base the trend, and
+// between drains base follows it (within 2%; a base that lags by the tolerance cuts the limit
+// below the knee).
+func TestKneeBaseFollowsASteadyTrend(t *testing.T) {
+	for _, growth := range []float64{0.005, 0.01, 0.015, -0.01} {
+		if worst := trendRun(growth, 0); worst > 0.02 {
+			t.Errorf("latency moving by %+.1f%% a window: base off by up to %.1f%%, want 2%% at most", 100*growth, 100*worst)
+		}
+	}
+	if worst := trendRun(0, 0); worst > 0.005 {
+		t.Errorf("steady latency: base off by up to %.2f%%", 100*worst)
+	}
+}
+
+// Latency that rises while the limit grows may be a queue the drains still see (replicas of a
+// service, each draining a limit that others' queues fill): it does not teach base a rising
+// trend, which would let the limits grow further.
+func TestKneeTrendIgnoresRisingLatencyWhileTheLimitGrows(t *testing.T) {
+	if worst := trendRun(0.01, 0.5); worst < 0.05 {
+		t.Errorf("latency rising by 1%% a window while the limit grows: base followed it (off by %.1f%% at most)", 100*worst)
+	}
+}
+
+// A base moved along its trend since it was measured must be checked by a drain, even while
+// latency looks like base: a base too high makes any latency look like base (once the calls
+// stop getting heavier, base goes on rising and a queue grows under it).
+func TestKneeDrainsWhileBaseIsExtrapolated(t *testing.T) {
+	drains := func(trend float64) bool {
+		k := &kneeLimit{est: 40, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
+			base: 50e6, trend: trend, since: 9, confirmed: true, started: true, calm: 1, clear: 1}
+		k.prev = kneeWindow{lat: 50e6, n: 800, binding: true, limit: 40}
+		// A window that ends half a second before the drain grid's line (every 10s).
+		k.plan(WindowSummary{Duration: time.Second, End: time.Unix(1000*10+9, 5e8)})
+		return k.drainOf > 0
+	}
+	if drains(0) {
+		t.Error("drained with latency at a base that has no trend: nothing to learn")
+	}
+	if !drains(0.01) {
+		t.Error("no drain with base moved by 9% along its trend since its last measurement")
+	}
+}
