@@ -162,6 +162,18 @@ func TestDashboardInABrowser(t *testing.T) {
 	if focused == "" || focused == "BODY" {
 		t.Fatalf("Tab focuses nothing (%q)", focused)
 	}
+	// The page updates every second, replacing its cards: the focus stays on the same card.
+	refocused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new Promise(r => {
+		new MutationObserver((_, o) => { o.disconnect(); setTimeout(() => {
+			const a = document.activeElement; r(a.id || a.dataset.id || a.tagName) }, 0) })
+			.observe(document.getElementById("limits"), { childList: true })
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refocused != focused {
+		t.Fatalf("an update moved the focus from %q to %q", focused, refocused)
+	}
 
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
