@@ -246,8 +246,9 @@ Each phase of each run is one row of a table. The limits are read %s.
 A phase is **overloaded** when the load offered over it exceeds what the dependency can serve
 at the phase's mean service time; otherwise it is **light**, marked "(light)" in the tables.
 
-In each table, for each phase and model, the highest goodput and the lowest mean latency are in
-bold (every value equal to the best at the precision shown). Read the latency with the goodput:
+In each table, for each phase and model, the highest goodput and the lowest mean latency of the
+contenders (the references aside) are in bold (every value equal to the best at the precision
+shown). Read the latency with the goodput:
 a limit that rejects most calls has short latencies.
 
 A phase **meets the targets** when its goodput is at least %g%% (%g%% when light), its
@@ -289,7 +290,9 @@ func writeContenders(b *strings.Builder, runs []Run) {
 Ours run with ` + "`MaxLimit: 200`" + ` and every other setting at its default (` + "`InitialLimit`" + ` 20,
 for one); [adaptive-limit.md](adaptive-limit.md) describes them. failsafe-go's adaptive limiter
 is left out: its permits read the wall clock (` + "`time.Now()`" + `, and a clock of its own that
-callers cannot replace), so it cannot run on the simulated clock.
+callers cannot replace), so it cannot run on the simulated clock. The references know the knee
+in advance, which no limit can: they show what the targets ask (how much queue keeps the
+workers busy when calls arrive at random), and the tables leave them out of the bold.
 `)
 }
 
@@ -300,6 +303,9 @@ func contenderDoc(c Contender) string {
 	}
 	if c.Peer {
 		return "a peer's algorithm, written into the bench."
+	}
+	if c.Reference {
+		return "a reference, not an algorithm."
 	}
 	return "ours."
 }
@@ -389,9 +395,11 @@ func writeClassTable(b *strings.Builder, runs []Run, class string) {
 	header := []string{"phase", "model", "knee", "algorithm", "limit/knee", "goodput", "mean/svc", "p99/svc", "drops", "rejected", "settle", "Jain"}
 	var cells [][]string
 	var rows []Row
+	reference := map[string]bool{}
 	for _, r := range runs {
 		if r.Class == class {
 			rows = append(rows, Rows([]Run{r})...)
+			reference[r.Contender.Name] = r.Contender.Reference
 		}
 	}
 	phases := 0
@@ -406,9 +414,13 @@ func writeClassTable(b *strings.Builder, runs []Run, class string) {
 					group = append(group, r)
 				}
 			}
-			// The best values as shown, so that values that print the same are all in bold.
+			// The best values as shown, so that values that print the same are all in bold;
+			// of the contenders, not of the references, which know the knee.
 			bestGoodput, bestLat := math.Inf(-1), math.Inf(1)
 			for _, r := range group {
+				if reference[r.Contender] {
+					continue
+				}
 				bestGoodput = max(bestGoodput, shown("%.1f", 100*r.Goodput))
 				bestLat = min(bestLat, shown("%.2f", r.MeanLat))
 			}
@@ -418,11 +430,11 @@ func writeClassTable(b *strings.Builder, runs []Run, class string) {
 					phase += " (light)"
 				}
 				goodput := fmt.Sprintf("%.1f%%", 100*r.Goodput)
-				if shown("%.1f", 100*r.Goodput) == bestGoodput {
+				if shown("%.1f", 100*r.Goodput) == bestGoodput && !reference[r.Contender] {
 					goodput = "**" + goodput + "**"
 				}
 				lat := fmt.Sprintf("%.2f", r.MeanLat)
-				if shown("%.2f", r.MeanLat) == bestLat {
+				if shown("%.2f", r.MeanLat) == bestLat && !reference[r.Contender] {
 					lat = "**" + lat + "**"
 				}
 				cells = append(cells, []string{phase, r.Model, strconv.Itoa(r.Knee), r.Contender,

@@ -523,3 +523,31 @@ func TestWorstFoldsSeeds(t *testing.T) {
 		t.Fatalf("phase 2: %+v", got[1])
 	}
 }
+
+// The references know the knee: a limit at the knee itself settles at 1 in every phase, and
+// the tables never put a reference's figure in bold.
+func TestReferencesAreShownButNotInBold(t *testing.T) {
+	runs := benchmark(t)
+	for _, r := range Rows(runs) {
+		if r.Contender == "at-knee" && r.Replicas <= 1 && math.Abs(r.Settled-1) > 1e-9 {
+			t.Errorf("%s/%s phase %d: at-knee settled at %v, want 1", r.Class, r.Model, r.Phase, r.Settled)
+		}
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, runs, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, row := range parseTables(t, b.String()) {
+		if !strings.HasPrefix(row.heading, "### ") || !contenderByName(t, row.cells[3]).Reference {
+			continue
+		}
+		seen++
+		if strings.Contains(row.cells[5], "**") || strings.Contains(row.cells[6], "**") {
+			t.Errorf("%s: a reference's figure in bold: %v", row.heading, row.cells)
+		}
+	}
+	if seen == 0 {
+		t.Error("no reference in the tables")
+	}
+}

@@ -18,7 +18,10 @@ type Contender struct {
 	Name string
 	// Peer reports a peer's algorithm written into the bench, as opposed to one of ours.
 	Peer bool
-	New  func(sc sim.Scenario) sim.NewLimiter
+	// Reference reports no algorithm but a limit that knows the knee in advance (sim.KneeLimit):
+	// what the targets ask of a limit, shown beside the contenders.
+	Reference bool
+	New       func(sc sim.Scenario) sim.NewLimiter
 	// Doc says what the contender is; Weak where the bench shows it weak (docs/quality.md).
 	Doc, Weak string
 }
@@ -80,7 +83,18 @@ func Contenders() []Contender {
 			New: func(sc sim.Scenario) sim.NewLimiter {
 				return Envoy(EnvoyConfig{Seed: sc.Seed})
 			}},
+		atKnee("at-knee", 1,
+			"Calls arrive at random: a slot freed at the knee waits for the next arrival while its worker idles (a call rejected at a full limit does not wait for one). Under overload this alone costs 1% to 9% of the best goodput, the more the fewer the slots (91% with a knee of 8) and the noisier the service (95%); 90% with a slow dependency, and 79% with ten replicas, each filling its share of the slots from its own arrivals."),
+		atKnee("at-1.2knee", 1.2,
+			"A queue of a fifth of the knee keeps the workers busy between arrivals: 97% to 100% of the best goodput under overload, with latency 1.15 to 1.2 times the service time; not with a slow, noisy dependency (96% to 97%), nor with ten replicas (94%: each replica's share, 5 slots, still idles between its own arrivals). The targets ask about this much queue of an algorithm, which must also find the knee."),
 	}
+}
+
+// atKnee is the reference contender of a limit at factor times the knee, known in advance.
+func atKnee(name string, factor float64, weak string) Contender {
+	return Contender{Name: name, Reference: true, Weak: weak,
+		Doc: fmt.Sprintf("a reference, not an algorithm: a limit of %g times the knee of the phase under way, known in advance (shared evenly by the replicas; `sim.KneeLimit`). No limit can know the knee; this one shows what the targets ask.", factor),
+		New: func(sc sim.Scenario) sim.NewLimiter { return sim.KneeLimit(sc, factor) }}
 }
 
 // Class is a kind of scenario the issue names; every class is run on both dependency models.

@@ -1,6 +1,11 @@
 package sim
 
-import "github.com/resilience4cata/r4c"
+import (
+	"math"
+	"time"
+
+	"github.com/resilience4cata/r4c"
+)
 
 // Adaptive returns limiters that are r4c adaptive limits with cfg, each in its own registry
 // on the simulation's clock, driven through permits.
@@ -50,9 +55,39 @@ func FixedLimit(n int) NewLimiter {
 	return func(r4c.Clock, int) (Limiter, error) { return &fixedLimit{n: n}, nil }
 }
 
-type fixedLimit struct{ n, used int }
+type fixedLimit struct {
+	n, used int
+	follow  func() int // when set, the limit now (KneeLimit)
+}
+
+// KneeLimit is a limit that knows the knee in advance: at every call, factor times the
+// capacity of the phase under way, shared evenly by the replicas (at least one slot each). It
+// is no algorithm, but a reference: what the best fixed limit at that multiple of the knee
+// would give, phase by phase.
+func KneeLimit(sc Scenario, factor float64) NewLimiter {
+	return func(clock r4c.Clock, _ int) (Limiter, error) {
+		replicas := max(1, sc.Replicas)
+		f := &fixedLimit{}
+		f.follow = func() int {
+			now, at := time.Duration(clock.Nanotime()), time.Duration(0)
+			c := sc.Phases[len(sc.Phases)-1].Capacity
+			for _, ph := range sc.Phases {
+				if at += ph.Duration; now < at {
+					c = ph.Capacity
+					break
+				}
+			}
+			return max(1, int(math.Round(factor*float64(c)/float64(replicas))))
+		}
+		f.n = f.follow()
+		return f, nil
+	}
+}
 
 func (f *fixedLimit) Acquire() (Permit, bool) {
+	if f.follow != nil {
+		f.n = f.follow()
+	}
 	if f.used >= f.n {
 		return nil, false
 	}
@@ -60,7 +95,12 @@ func (f *fixedLimit) Acquire() (Permit, bool) {
 	return fixedPermit{f}, true
 }
 
-func (f *fixedLimit) Limit() int { return f.n }
+func (f *fixedLimit) Limit() int {
+	if f.follow != nil {
+		f.n = f.follow()
+	}
+	return f.n
+}
 
 type fixedPermit struct{ f *fixedLimit }
 

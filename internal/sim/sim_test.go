@@ -77,3 +77,27 @@ func TestGoodputCountsTheTimeoutsDrawn(t *testing.T) {
 		}
 	}
 }
+
+// A KneeLimit follows the capacity of the phase under way, times its factor, shared by the
+// replicas: the settled limit over the knee is the factor in every phase.
+func TestKneeLimitFollowsTheCapacity(t *testing.T) {
+	sc := Scenario{Model: PS, Seed: 1, Replicas: 2, Timeout: time.Second,
+		Phases: []Phase{
+			{Duration: 20 * time.Second, Capacity: 40, Service: 50 * time.Millisecond, Rate: 1200},
+			{Duration: 20 * time.Second, Capacity: 10, Service: 50 * time.Millisecond, Rate: 1200},
+		}}
+	res, err := Run(sc, KneeLimit(sc, 1.2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range res.Phases {
+		if math.Abs(p.Settled-1.2) > 1e-9 {
+			t.Errorf("phase %d (knee %d): settled %v, want 1.2", i+1, p.Phase.Capacity, p.Settled)
+		}
+		for _, l := range p.ReplicaLimits {
+			if want := 1.2 * float64(p.Phase.Capacity) / 2; math.Abs(l-want) > 1e-9 {
+				t.Errorf("phase %d: a replica's limit %v, want %v", i+1, l, want)
+			}
+		}
+	}
+}

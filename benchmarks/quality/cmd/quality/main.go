@@ -1,7 +1,7 @@
 // Command quality runs the quality bench of the adaptive limits and prints its table. With
 // -write DIR it also writes DIR/quality.md and its plots, DIR/quality/<class>-<model>.svg:
 //
-//	cd benchmarks && go run ./quality/cmd/quality -seeds 16 -write ../docs
+//	cd benchmarks && go run ./quality/cmd/quality -seeds 8 -write ../docs
 //
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
