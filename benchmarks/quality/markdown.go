@@ -225,10 +225,10 @@ Each phase of each run is one row of a table. The limits are read %s.
   have: the load offered or what the dependency can serve, whichever is less, times the share of
   calls whose own work fits within the timeout, summed over the phase (`+"`sim.PhaseResult.Best`"+`).
   The load of an open loop is the calls that arrived; that of a closed loop is what its clients
-  would ask if every call took its mean work. The share that fits is that of the calls that
-  arrived, as drawn, so that the chance of a few more long calls in one run is not read as
-  goodput lost. The capacity and the closed-loop load are mean
-  rates, so a run can exceed 100%% by chance.
+  would ask if every call took no more than its own work, one call per cycle of thinking and
+  work, with the cycle's thinking times and works as drawn. The share that fits is that of the
+  calls that arrived, as drawn too, so that the chance of a few more long calls in one run is
+  not read as goodput lost. The capacity is a mean rate, so a run can exceed 100%% by chance.
 - **mean/svc** and **p99/svc**: the mean and the 99th percentile of the latency of the calls
   that succeeded, over the phase's mean service time. 1 is no waiting at all. Timed-out calls
   are not counted, so neither figure exceeds the timeout over the service time.

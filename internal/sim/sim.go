@@ -299,6 +299,7 @@ func (s *Sim) finish(j *job) {
 func (s *Sim) think(r int) {
 	ph := s.sc.Phases[s.phase]
 	d := int64(s.rngLoad[r].ExpFloat64() * float64(ph.Think))
+	s.res.thought(s.cur, d)
 	s.schedule(s.now+d, evClient, nil).replica = r
 }
 

@@ -101,3 +101,24 @@ func TestKneeLimitFollowsTheCapacity(t *testing.T) {
 		}
 	}
 }
+
+// A light closed loop with no limit in the way serves every call its clients make, so goodput
+// is 1 whatever the seed: the best counts the clients' cycles as drawn (thinking and work), not
+// as expected, whose noise (about 1% here) would read as goodput gained or lost.
+func TestGoodputCountsTheClosedLoopAsDrawn(t *testing.T) {
+	for seed := range uint64(6) {
+		sc := Scenario{Model: PS, Seed: seed, Spread: Exponential{}, Timeout: 500 * time.Millisecond,
+			Phases: []Phase{{Duration: 90 * time.Second, Capacity: 40, Service: 50 * time.Millisecond, Clients: 10, Think: 50 * time.Millisecond}}}
+		res, err := Run(sc, FixedLimit(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Phases[0]
+		if p.Rejected != 0 || p.Overloaded {
+			t.Fatalf("seed %d: %d rejected, overloaded %v: want an easy phase", seed, p.Rejected, p.Overloaded)
+		}
+		if math.Abs(p.Goodput-1) > 0.003 {
+			t.Errorf("seed %d: goodput %.4f with every call served (%d succeeded, %d timed out), want 1", seed, p.Goodput, p.Succeeded, p.TimedOut)
+		}
+	}
+}
