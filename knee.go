@@ -35,7 +35,7 @@ type kneeLimit struct {
 	baseDrop   float64 // the share of drops without load
 	trend      float64 // the change of base per window (log), from the last two drains
 	since      int     // windows since base was measured
-	estAtBase  float64 // the estimate when base was measured
+	estAtBase  float64 // the estimate at the last measurement after the first; 0 before (limitHeld is false)
 	varb       float64 // the variance of log(base)
 	surpriseZ  float64 // how far off (log) that measurement was
 	surpriseAt int     // since, when it was
@@ -257,6 +257,10 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 func (k *kneeLimit) extrapolated(tol float64) bool {
 	return math.Abs(k.trend)*float64(k.since) > tol/4
 }
+
+// limitHeld reports whether the estimate has not grown since base was last measured: only then
+// may latency that rose meanwhile teach base a rising trend (see observe).
+func (k *kneeLimit) limitHeld() bool { return k.est <= k.estAtBase*1.02 }
 
 // age moves base one window on: it drifts along its trend, and grows less certain.
 func (k *kneeLimit) age() {
@@ -521,9 +525,10 @@ func (k *kneeLimit) tolerance(cur kneeWindow) float64 {
 // its precision (the spread of latency over the window's samples) against base's own, which
 // widens every window by kneeDrift, so that base follows heavier calls. A measurement far off
 // (three standard deviations) counts only when the next one is off the same way: one noisy
-// window cannot move base, two in a row mean it moved. Consecutive measurements also give the
-// trend of base per window.
-func (k *kneeLimit) observe(lat, drops, n float64, drained bool) {
+// window cannot move base, two in a row mean it moved. A clean measurement, one that sees no
+// queue (a drain whose latency did not follow it, cuts that did not lower latency), also
+// corrects the trend of base per window; other measurements let a trend fade.
+func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 	r := k.spread(n)
 	r *= r
 	if k.base == 0 {
@@ -547,7 +552,7 @@ func (k *kneeLimit) observe(lat, drops, n float64, drained bool) {
 		// (both about as far off) has no trend.
 		d := k.since - k.surpriseAt
 		switch {
-		case drained && d > 0 && (z < k.surpriseZ || k.est <= k.estAtBase*1.02):
+		case clean && d > 0 && (z < k.surpriseZ || k.limitHeld()):
 			// Two drains off the same way, the second further: the trend is off by the
 			// growth of the error between them (a limit that grew meanwhile may have grown
 			// the queue its drain sees, as above).
@@ -565,7 +570,7 @@ func (k *kneeLimit) observe(lat, drops, n float64, drained bool) {
 	g := k.varb / v
 	k.base = k.expected() * math.Exp(g*z)
 	switch {
-	case drained && k.since >= 2 && (z < 0 || k.est <= k.estAtBase*1.02):
+	case clean && k.since >= 2 && (z < 0 || k.limitHeld()):
 		// A drain measures base apart from any queue: what it finds off the trend, per
 		// window since the last measurement, corrects the trend by half. Latency above the
 		// trend counts only when the limit has not grown meanwhile: calls got heavier. With

@@ -68,7 +68,7 @@ type PhaseResult struct {
 	// expected to (the sum of each one's chance): Best takes the drawn share, not the expected.
 	fits, fitsExpected float64
 	// A closed loop's cycle as drawn, and as expected: the thinking times drawn and their
-	// number, and the work of the calls that arrived, each up to the timeout.
+	// number, and the work the calls that arrived use (see arrived).
 	thinkSum, thinks, workSum, workExpected, works float64
 }
 
@@ -109,23 +109,24 @@ func (p *PhaseResult) record(replica int, o outcomeKind, lat int64) {
 	p.Admitted++
 }
 
-// arrived counts a call that arrived in phase p, of mean work mean and drawn work work, for the
-// share of calls whose own work fits in the timeout.
+// arrived counts a call that arrived in phase p, of mean work mean and drawn work work: for the
+// share of calls whose own work fits in the timeout, and for a closed loop's cycle, the work it
+// uses as drawn and as expected (up to the timeout, unless the dependency keeps working).
 func (r *Result) arrived(p *PhaseResult, mean, work float64) {
 	timeout := float64(r.Scenario.Timeout)
-	ok, used := r.table.under(mean, timeout, r.Scenario.KeepWork)
+	ok, expected := r.table.under(mean, timeout, r.Scenario.KeepWork)
+	used := work
+	if timeout > 0 && !r.Scenario.KeepWork {
+		used = min(work, timeout)
+	}
 	p.works++
-	p.workExpected += used
-	p.workSum += work
-	if timeout <= 0 {
-		return
-	}
-	if !r.Scenario.KeepWork {
-		p.workSum += min(work, timeout) - work
-	}
-	p.fitsExpected += ok
-	if work <= timeout {
-		p.fits++
+	p.workSum += used
+	p.workExpected += expected
+	if timeout > 0 {
+		p.fitsExpected += ok
+		if work <= timeout {
+			p.fits++
+		}
 	}
 }
 
