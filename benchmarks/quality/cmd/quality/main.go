@@ -3,6 +3,7 @@
 //
 //	cd benchmarks && go run ./quality/cmd/quality -seeds 8 -write ../docs
 //
+// With -each it also prints every variant's rows, to find the one behind a worst figure.
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant. The page's tables and plots are written from variant
@@ -29,6 +30,7 @@ func main() {
 	seeds := flag.Int("seeds", 1, "run `N` variants of every scenario and print the worst figures")
 	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second (narrow it with -only, -alg and -variant)")
 	variant := flag.Int("variant", -1, "with -trace, print only variant `K` (0 to seeds-1)")
+	each := flag.Bool("each", false, "also print every variant's rows, not only the worst (narrow it with -variant)")
 	flag.Parse()
 	classes := quality.Classes()
 	if *only != "" {
@@ -47,6 +49,14 @@ func main() {
 		for _, r := range runs {
 			if *variant < 0 || r.Seed == uint64(*variant) {
 				quality.WriteTrace(os.Stdout, r)
+			}
+		}
+	}
+	if *each {
+		for _, r := range runs {
+			if *variant < 0 || r.Seed == uint64(*variant) {
+				fmt.Printf("variant %d:\n", r.Seed)
+				quality.WriteText(os.Stdout, quality.Rows([]quality.Run{r}))
 			}
 		}
 	}
