@@ -251,15 +251,35 @@ contenders (the references aside) are in bold (every value equal to the best at 
 shown). Read the latency with the goodput:
 a limit that rejects most calls has short latencies.
 
-A phase **meets the targets** when its goodput is at least %g%% (%g%% when light), its
-limit/knee is at most %g while overloaded, and, when several replicas share the dependency, its
-Jain index is at least %g. The summary counts the phases that meet all of them.
+A phase **meets the targets** when:
+- its goodput is at least %g%% (%g%% when light);
+- its mean latency is no higher than the best anchor's in the same run, within %g%% (the noise
+  of a phase's mean): the lowest mean latency among the anchors (%s) that reach that goodput,
+  and no bar where none reaches it;
+- its limit/knee is at most %g while overloaded;
+- when several replicas share the dependency, its Jain index is at least %g.
+
+The summary counts the phases that meet all of them.
 
 Each plot shows, for one class on one model, the sum of the limits of every contender over time
 and the dependency's knee: the dashed line labelled "capacity (knee)". Dotted vertical lines
 mark the start of each phase after the first. The y axis stops at %g times the highest knee; a
 line above it is drawn along the top.
-`, tick, sim.SettleLow, sim.SettleHigh, 100*TargetGoodput, 100*TargetGoodputLight, TargetSettled, TargetJain, float64(PlotYMax))
+`, tick, sim.SettleLow, sim.SettleHigh, 100*TargetGoodput, 100*TargetGoodputLight, 100*(TargetLatencyOver-1), anchorNames(runs), TargetSettled, TargetJain, float64(PlotYMax))
+}
+
+// anchorNames lists the anchors among the runs' contenders, or says there are none.
+func anchorNames(runs []Run) string {
+	var anchors []string
+	for _, r := range runs {
+		if r.Contender.Anchor && !contains(anchors, r.Contender.Name) {
+			anchors = append(anchors, r.Contender.Name)
+		}
+	}
+	if len(anchors) == 0 {
+		return "none in this run"
+	}
+	return strings.Join(anchors, ", ")
 }
 
 func writeClasses(b *strings.Builder, runs []Run, opts MarkdownOptions) {

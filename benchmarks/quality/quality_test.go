@@ -492,6 +492,9 @@ func TestMeetsTargets(t *testing.T) {
 		{Row{Overloaded: true, Goodput: 1, Settled: 1, Replicas: 10, Jain: 0.95}, true},
 		{Row{Goodput: 0.99, Settled: 1, Replicas: 1, Jain: 1}, false},
 		{Row{Goodput: 0.995, Settled: 5, Replicas: 1, Jain: 1}, true},
+		{Row{Overloaded: true, Goodput: 1, Settled: 1, Replicas: 1, Jain: 1, LatencyOver: 1.01}, true},
+		{Row{Overloaded: true, Goodput: 1, Settled: 1, Replicas: 1, Jain: 1, LatencyOver: 1.02}, false},
+		{Row{Goodput: 1, Settled: 1, Replicas: 1, Jain: 1, LatencyOver: 1.5}, false},
 	} {
 		if got := c.row.MeetsTargets(); got != c.want {
 			t.Errorf("%+v: MeetsTargets() = %v, want %v", c.row, got, c.want)
@@ -549,5 +552,46 @@ func TestReferencesAreShownButNotInBold(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Error("no reference in the tables")
+	}
+}
+
+// TestRowsMeasureLatencyAgainstTheBestAnchor checks the latency target's bar: the lowest mean
+// latency of the anchors that reach the goodput target in the same run of the phase, and no
+// bar where none reaches it, nor from a contender that is not an anchor.
+func TestRowsMeasureLatencyAgainstTheBestAnchor(t *testing.T) {
+	phase := func(goodput float64, lat time.Duration) sim.PhaseResult {
+		return sim.PhaseResult{Overloaded: true, Goodput: goodput, MeanService: 100, MeanLatency: lat}
+	}
+	run := func(name string, anchor bool, seed uint64, phases ...sim.PhaseResult) Run {
+		return Run{Class: "c", Model: sim.PS, Seed: seed, Contender: Contender{Name: name, Anchor: anchor},
+			Result: &sim.Result{Scenario: &sim.Scenario{}, Phases: phases}}
+	}
+	runs := []Run{
+		run("ours", false, 0, phase(0.99, 120), phase(0.99, 100), phase(0.99, 110)),
+		// Phase 1: the best anchor reaching 97% has 110 (the other misses the goodput target
+		// with 90). Phase 2: no anchor reaches it. Phase 3: the faster contender is no anchor.
+		run("a", true, 0, phase(0.98, 110), phase(0.5, 50), phase(0.99, 100)),
+		run("b", true, 0, phase(0.96, 90), phase(0.9, 60), phase(0.99, 105)),
+		run("fast", false, 0, phase(0.99, 80), phase(0.99, 80), phase(0.99, 80)),
+		// Another variant: its anchors set no bar for variant 0.
+		run("a", true, 1, phase(0.99, 60), phase(0.99, 60), phase(0.99, 60)),
+	}
+	want := []float64{120.0 / 110, 0, 110.0 / 100}
+	for _, r := range Rows(runs) {
+		if r.Contender != "ours" {
+			continue
+		}
+		if got := r.LatencyOver; math.Abs(got-want[r.Phase-1]) > 1e-12 {
+			t.Errorf("phase %d: LatencyOver = %v, want %v", r.Phase, got, want[r.Phase-1])
+		}
+	}
+	worst := Worst(Rows(runs))
+	for _, r := range worst {
+		if r.Contender == "ours" && r.Phase == 1 && r.MeetsTargets() {
+			t.Errorf("phase 1, 9%% slower than the best anchor, meets the targets")
+		}
+		if r.Contender == "ours" && r.Phase == 2 && !r.MeetsTargets() {
+			t.Errorf("phase 2, with no anchor reaching the goodput target, misses the targets: %+v", r)
+		}
 	}
 }

@@ -18,6 +18,9 @@ type Contender struct {
 	Name string
 	// Peer reports a peer's algorithm written into the bench, as opposed to one of ours.
 	Peer bool
+	// Anchor reports one of the anchors the targets compare latency with: Netflix's algorithms
+	// as Netflix ships them, and Envoy's (see Row.LatencyOver).
+	Anchor bool
 	// Reference reports no algorithm but a limit that knows the knee in advance (sim.KneeLimit):
 	// what the targets ask of a limit, shown beside the contenders.
 	Reference bool
@@ -28,7 +31,8 @@ type Contender struct {
 
 // adaptive is one of our algorithms with MaxLimit 200 and every other setting at its default.
 func adaptive(alg r4c.LimitAlgorithm, doc, weak string) Contender {
-	return Contender{Name: alg.String(), Doc: doc, Weak: weak, New: func(sim.Scenario) sim.NewLimiter {
+	// AIMD and Vegas are Netflix's, bit for bit: anchors.
+	return Contender{Name: alg.String(), Doc: doc, Weak: weak, Anchor: alg == r4c.AIMD || alg == r4c.Vegas, New: func(sim.Scenario) sim.NewLimiter {
 		return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: alg, MaxLimit: 200})
 	}}
 }
@@ -47,7 +51,8 @@ func Contenders() []Contender {
 				"A cold start under overload costs latency (1.4 to 1.5 times the service time over the phase: base is first measured only after ten latencies, and then through the queue) and 4% to 5% of goodput while base is re-measured. "+
 				"Under lognormal noise (σ 0.8) its small standing queue adds timeouts: 95% to 97% of goodput. "+
 				"With a slow dependency (250ms calls: a window of 1s holds 40 of them) it pools windows until their mean can tell a queue from noise; under overload on a FIFO pool a drain can still read a lucky window as base, and the spread it learns from like windows (which exclude the windows that were cut) is about half the true one, so its tolerance is too tight and small cuts keep the limit below the knee for tens of seconds: 81% to 93% of goodput. "+
-				"Its drains cost about 1% of goodput under overload."),
+				"Its drains cost about 1% of goodput under overload. "+
+				"It holds the same tolerance of queue however heavy the overload: once the service time has tripled (4.5 times the capacity offered), a slot freed at the knee refills at once and no queue is needed, yet it keeps latency at 1.08 times the service time, where Vegas, in a variant whose stale base happens to hold it at the knee, serves as much at 1.02."),
 		adaptive(r4c.Gradient2,
 			"ours (`r4c.Gradient2`, the default algorithm): Netflix's `Gradient2Limit` (concurrency-limits 0.5.4), with the engine's drop guard, on by default, which keeps windows full of timeouts out of its long-term latency.",
 			"It tolerates 1.5 times its long-term latency by design and settles there: 1.3 to 2.3 times the knee. "+
@@ -62,13 +67,13 @@ func Contenders() []Contender {
 			"Its no-load latency is the lowest window seen: under noisy latency a lucky window sets it low, every later window reads as a queue, and the limit collapses. "+
 				"After a capacity drop it comes down by log10 of the limit a window, so calls time out for tens of seconds. "+
 				"Replicas each keep their own queue of a few calls, which adds up to about 3 times the knee."),
-		{Name: "gradient2-netflix", Peer: true,
+		{Name: "gradient2-netflix", Peer: true, Anchor: true,
 			Doc:  "Netflix's `Gradient2Limit` end to end: our `r4c.Gradient2` with the drop guard off (`DropGuard: r4c.Off`).",
 			Weak: "With a timeout inside the limit, the timeout's latency becomes its long-term normal: from a cold start under overload it climbs to about 11 times the knee with nearly every call timing out; ten replicas add up to about 16 times the knee with almost no goodput.",
 			New: func(sim.Scenario) sim.NewLimiter {
 				return sim.Adaptive(r4c.AdaptiveLimitConfig{Algorithm: r4c.Gradient2, MaxLimit: 200, DropGuard: r4c.Off})
 			}},
-		{Name: "envoy", Peer: true,
+		{Name: "envoy", Peer: true, Anchor: true,
 			Doc: fmt.Sprintf("Envoy's adaptive concurrency filter with its gradient controller, written "+
 				"into the bench from Envoy's documentation, not its code (`benchmarks/quality/envoy.go`), "+
 				"with the documentation's example settings: concurrency_update_interval %s, "+
@@ -86,7 +91,7 @@ func Contenders() []Contender {
 		atKnee("at-knee", 1,
 			"Calls arrive at random: a slot freed at the knee waits for the next arrival while its worker idles (a call rejected at a full limit does not wait for one). Under overload this alone costs 1% to 9% of the best goodput, the more the fewer the slots (91% with a knee of 8) and the noisier the service (95%); 90% with a slow dependency, and 79% with ten replicas, each filling its share of the slots from its own arrivals."),
 		atKnee("at-1.2knee", 1.2,
-			"A queue of a fifth of the knee keeps the workers busy between arrivals: 97% to 100% of the best goodput under overload, with latency 1.15 to 1.2 times the service time; not with a slow, noisy dependency (96% to 97%), nor with ten replicas (94%: each replica's share, 5 slots, still idles between its own arrivals). The targets ask about this much queue of an algorithm, which must also find the knee."),
+			"A queue of a fifth of the knee keeps the workers busy between arrivals: 97% to 100% of the best goodput under overload, with latency 1.15 to 1.2 times the service time; not with a slow, noisy dependency (96% to 97%), nor with ten replicas (94%: each replica's share, 5 slots, still idles between its own arrivals). The targets ask about this much queue of an algorithm, which must also find the knee, but not under heavy overload: there a freed slot refills at once, anchors reach the goodput with less queue, and this reference's latency misses that target (steps 1, drift 3, closed)."),
 	}
 }
 

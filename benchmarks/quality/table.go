@@ -24,10 +24,40 @@ type Row struct {
 	Jain                    float64
 	Replicas                int // limiters sharing the dependency
 	Seeds                   int // runs behind the row: more than one in a row of Worst
+	// LatencyOver is the mean latency over the best of the anchors' (Contender.Anchor): the
+	// lowest mean latency among the anchors that reach the goodput target in the same run of
+	// the phase (the same scenario, variant and model). 0 when none reaches it: no anchor sets
+	// a latency to beat there.
+	LatencyOver float64
 }
 
 // Rows returns one row per phase of every run.
 func Rows(runs []Run) []Row {
+	type key struct {
+		class string
+		model sim.Model
+		seed  uint64
+		phase int
+	}
+	best := map[key]float64{} // the anchors' lowest mean latency over the service time
+	for _, r := range runs {
+		if !r.Contender.Anchor {
+			continue
+		}
+		for i, p := range r.Result.Phases {
+			target := TargetGoodputLight
+			if p.Overloaded {
+				target = TargetGoodput
+			}
+			if p.MeanService == 0 || p.Goodput < target {
+				continue
+			}
+			k := key{r.Class, r.Model, r.Seed, i}
+			if lat := float64(p.MeanLatency) / float64(p.MeanService); best[k] == 0 || lat < best[k] {
+				best[k] = lat
+			}
+		}
+	}
 	var rows []Row
 	for _, r := range runs {
 		for i, p := range r.Result.Phases {
@@ -37,6 +67,9 @@ func Rows(runs []Run) []Row {
 			if p.MeanService > 0 {
 				row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
 				row.P99Lat = float64(p.P99Latency) / float64(p.MeanService)
+				if b := best[key{r.Class, r.Model, r.Seed, i}]; b > 0 {
+					row.LatencyOver = row.MeanLat / b
+				}
 			}
 			if p.Admitted > 0 {
 				row.DropShare = float64(p.TimedOut) / float64(p.Admitted)
@@ -52,7 +85,8 @@ func Rows(runs []Run) []Row {
 
 // Worst folds the rows of the same class, model, contender and phase (runs of several seeds)
 // into one, with the worst value of each figure: the lowest goodput and Jain index, the
-// highest settled limit, latencies, shares of drops and rejections, and settle time. Rows keep
+// highest settled limit, latencies (also over the anchors'), shares of drops and rejections,
+// and settle time. Rows keep
 // the order of their first appearance.
 func Worst(rows []Row) []Row {
 	type key struct {
@@ -78,6 +112,7 @@ func Worst(rows []Row) []Row {
 		w.P99Lat = max(w.P99Lat, r.P99Lat)
 		w.DropShare = max(w.DropShare, r.DropShare)
 		w.Rejected = max(w.Rejected, r.Rejected)
+		w.LatencyOver = max(w.LatencyOver, r.LatencyOver)
 		if w.SettleTime >= 0 && (r.SettleTime < 0 || r.SettleTime > w.SettleTime) {
 			w.SettleTime = r.SettleTime
 		}
@@ -87,16 +122,20 @@ func Worst(rows []Row) []Row {
 
 // WriteText prints the rows as an aligned text table, grouped by scenario and phase.
 func WriteText(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-9s %-4s %-2s %-5s %-10s %7s %7s %6s %6s %6s %6s %7s %5s\n",
-		"scenario", "dep", "ph", "knee", "algorithm", "limit/k", "goodput", "lat/s", "p99/s", "drops", "rej", "settle", "jain")
+	fmt.Fprintf(w, "%-9s %-4s %-2s %-5s %-10s %7s %7s %6s %6s %6s %6s %7s %5s %6s\n",
+		"scenario", "dep", "ph", "knee", "algorithm", "limit/k", "goodput", "lat/s", "p99/s", "drops", "rej", "settle", "jain", "lat/an")
 	for _, r := range rows {
 		knee := fmt.Sprint(r.Knee)
 		if !r.Overloaded {
 			knee += "L" // light: the load is below the knee
 		}
-		fmt.Fprintf(w, "%-9s %-4s %-2d %-5s %-10s %7.2f %6.1f%% %6.2f %6.2f %5.1f%% %5.1f%% %7s %5.2f\n",
+		over := "-" // no anchor reaches the goodput target
+		if r.LatencyOver > 0 {
+			over = fmt.Sprintf("%.2f", r.LatencyOver)
+		}
+		fmt.Fprintf(w, "%-9s %-4s %-2d %-5s %-10s %7.2f %6.1f%% %6.2f %6.2f %5.1f%% %5.1f%% %7s %5.2f %6s\n",
 			r.Class, r.Model, r.Phase, knee, r.Contender, r.Settled, 100*r.Goodput, r.MeanLat, r.P99Lat,
-			100*r.DropShare, 100*r.Rejected, settle(r.SettleTime), r.Jain)
+			100*r.DropShare, 100*r.Rejected, settle(r.SettleTime), r.Jain, over)
 	}
 }
 
@@ -106,13 +145,20 @@ const (
 	TargetGoodputLight = 0.995 // light phases: nothing needs to be rejected
 	TargetSettled      = 1.5   // the limits' sum over the knee, overloaded phases
 	TargetJain         = 0.95  // Jain's index of the replicas' limits, with several replicas
+	// TargetLatencyOver is the most mean latency over the best anchor's: level with it, within
+	// the noise of a phase's mean latency (about 1% under light load with exponential work).
+	TargetLatencyOver = 1.01
 )
 
 // MeetsTargets reports whether the phase meets every target that applies to it: a goodput of
-// at least TargetGoodput (TargetGoodputLight in a light phase), a settled limit of at most
-// TargetSettled while overloaded, and a Jain index of at least TargetJain when several
+// at least TargetGoodput (TargetGoodputLight in a light phase), a mean latency no higher than
+// the best of the anchors that reach that goodput (LatencyOver at most TargetLatencyOver), a settled limit of
+// at most TargetSettled while overloaded, and a Jain index of at least TargetJain when several
 // replicas share the dependency.
 func (r Row) MeetsTargets() bool {
+	if r.LatencyOver > TargetLatencyOver {
+		return false
+	}
 	if r.Overloaded {
 		if r.Goodput < TargetGoodput || r.Settled > TargetSettled {
 			return false

@@ -3,6 +3,9 @@
 //
 //	cd benchmarks && go run ./quality/cmd/quality -seeds 8 -write ../docs
 //
+// The latency target compares each phase's mean latency with the best anchor's in the same run
+// (column lat/an): with -alg, name the anchors too (aimd, vegas, gradient2-netflix, envoy), or
+// no phase has a latency to beat.
 // With -each it also prints every variant's rows, to find the one behind a worst figure.
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
