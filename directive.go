@@ -253,8 +253,9 @@ func directiveWords() string { return strings.Join(directiveWordList(), ", ") }
 
 func nearest(s string, candidates []string) string {
 	best, bestD := "", -1
+	ls := strings.ToLower(s) // once: s may be long, the candidates are short
 	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); bestD < 0 || d < bestD {
+		if d := editDistance(ls, strings.ToLower(c)); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}

@@ -223,22 +223,38 @@ func nearestKey(key string) string {
 			name = "<name>."
 		}
 	}
+	// The key and each prefix are lowered once, and each candidate is spelled into one reused
+	// buffer: a key may be thousands of bytes (its name part, which every candidate repeats),
+	// and lowering it again for each of the hundreds of candidates cost tens of megabytes.
+	lkey := strings.ToLower(key)
 	best, bestD := "", -1
+	var buf []byte
 	for _, k := range []string{"defaults", "configs", "instances"} {
 		prefix := k + "."
 		if k != "defaults" {
 			prefix += name
 		}
+		lprefix := strings.ToLower(prefix)
 		for _, s := range allSpecs {
 			for _, setting := range s.keys() {
-				cand := prefix + s.policyName() + "." + setting
-				if d := editDistance(strings.ToLower(key), strings.ToLower(cand)); bestD < 0 || d < bestD {
-					best, bestD = cand, d
+				buf = append(append(append(append(buf[:0], lprefix...), s.policyName()...), '.'), setting...)
+				lowerASCII(buf[len(lprefix):])
+				if d := editDistance(lkey, buf); bestD < 0 || d < bestD {
+					best, bestD = prefix+s.policyName()+"."+setting, d
 				}
 			}
 		}
 	}
 	return best
+}
+
+// lowerASCII lowers the ASCII letters of b in place (policy and setting names are ASCII).
+func lowerASCII(b []byte) {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
 }
 
 // maxEditWork bounds the work of one editDistance (the product of the lengths it compares), so
@@ -250,7 +266,7 @@ const maxEditWork = 1 << 16
 // do not change it and are dropped first (a candidate key repeats the key's own instance id);
 // what remains is compared only when small enough (maxEditWork), else the distance is taken
 // as the longer length, the most it can be.
-func editDistance(a, b string) int {
+func editDistance[A, B ~string | ~[]byte](a A, b B) int {
 	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
 		a, b = a[1:], b[1:]
 	}

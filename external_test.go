@@ -297,6 +297,23 @@ func TestRegisterError(t *testing.T) {
 	}
 }
 
+// TestNearestKeyKeepsTheNameAndIgnoresCase checks the suggestion for a misspelt key: the closest
+// valid key whatever the case, with the key's own name kept as written, also when that name is
+// long enough that comparing it whole would exceed the edit distance's budget.
+func TestNearestKeyKeepsTheNameAndIgnoresCase(t *testing.T) {
+	long := strings.Repeat("Svc", 20000)
+	for _, c := range []struct{ key, want string }{
+		{"Defaults.AdaptiveLimit.MaxLimt", "defaults.adaptiveLimit.maxLimit"},
+		{"instances.MyApp.BULKHED.maxconcurrent", "instances.MyApp.bulkhead.maxConcurrent"},
+		{"configs.backend.retry.wiat", "configs.backend.retry.wait"},
+		{"instances." + long + ".Bulkhed.maxWait", "instances." + long + ".bulkhead.maxWait"},
+	} {
+		if got := nearestKey(c.key); got != c.want {
+			t.Errorf("nearestKey(%.60q) = %.60q, want %.60q", c.key, got, c.want)
+		}
+	}
+}
+
 func FuzzParseFlatKey(f *testing.F) {
 	for _, k := range []string{"defaults.adaptiveLimit.maxLimit", "configs.backend.retry.wait", "instances.a.b.c#D(e,f).hedge.delay",
 		"instances..bulkhead.maxWait", "defaults", ".", "instances.x.y", "defaults.x.adaptiveLimit.maxLimit"} {
