@@ -141,7 +141,8 @@ Its figures are one run of each scenario: with ` + "`-seeds N`" + ` the command 
 variants of each (other arrivals and work, the same phases) and prints the worst figure of
 each phase over them, and how many phases each contender meets the targets in every time.
 With ` + "`-trace`" + ` it also prints each run's limits over time, a line per second (narrowed with
-` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining.
+` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining;
+with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one.
 `)
 	}
 	b.WriteString(`
