@@ -222,6 +222,10 @@ Each phase of each run is one row of a table. The limits are read %s.
   over the readings of the second half of the phase. At 1 the limits admit as many calls as the
   dependency serves at once; above 1 calls wait (fifo) or slow each other down (ps); below 1
   workers stay idle while calls are rejected.
+- **held/knee**: the calls the dependency holds (admitted, not yet answered or timed out) over
+  the knee, averaged over the same readings. Below limit/knee by the slots the limits leave idle
+  between their own arrivals: little for one limit under overload, much for ten replicas with a
+  few slots each, or under light load.
 - **goodput**: the calls that succeeded (answered within the timeout) over the most that could
   have: the load offered or what the dependency can serve, whichever is less, times the share of
   calls whose own work fits within the timeout, summed over the phase (`+"`sim.PhaseResult.Best`"+`).
@@ -413,7 +417,7 @@ func writeClassResults(b *strings.Builder, runs []Run, class string, opts Markdo
 
 // writeClassTable writes one row per phase, model and contender, in that order.
 func writeClassTable(b *strings.Builder, runs []Run, class string) {
-	header := []string{"phase", "model", "knee", "algorithm", "limit/knee", "goodput", "mean/svc", "p99/svc", "drops", "rejected", "settle", "Jain"}
+	header := []string{"phase", "model", "knee", "algorithm", "limit/knee", "held/knee", "goodput", "mean/svc", "p99/svc", "drops", "rejected", "settle", "Jain"}
 	var cells [][]string
 	var rows []Row
 	reference := map[string]bool{}
@@ -459,7 +463,7 @@ func writeClassTable(b *strings.Builder, runs []Run, class string) {
 					lat = "**" + lat + "**"
 				}
 				cells = append(cells, []string{phase, r.Model, strconv.Itoa(r.Knee), r.Contender,
-					fmt.Sprintf("%.2f", r.Settled), goodput, lat, fmt.Sprintf("%.2f", r.P99Lat),
+					fmt.Sprintf("%.2f", r.Settled), fmt.Sprintf("%.2f", r.Held), goodput, lat, fmt.Sprintf("%.2f", r.P99Lat),
 					fmt.Sprintf("%.1f%%", 100*r.DropShare), fmt.Sprintf("%.1f%%", 100*r.Rejected),
 					settle(r.SettleTime), fmt.Sprintf("%.2f", r.Jain)})
 			}

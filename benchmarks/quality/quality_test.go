@@ -297,7 +297,7 @@ func TestWriteMarkdown(t *testing.T) {
 			phase, _, _ := strings.Cut(r.cells[0], " ")
 			seen[strings.Join([]string{class, r.cells[1], r.cells[3], phase}, "/")]++
 			g := class + "/" + phase + "/" + r.cells[1]
-			bold[g] = [2]bool{bold[g][0] || strings.HasPrefix(r.cells[5], "**"), bold[g][1] || strings.HasPrefix(r.cells[6], "**")}
+			bold[g] = [2]bool{bold[g][0] || strings.HasPrefix(r.cells[6], "**"), bold[g][1] || strings.HasPrefix(r.cells[7], "**")}
 		case r.heading == "## Summary":
 			summary[r.cells[0]] = true
 		}
@@ -546,7 +546,7 @@ func TestReferencesAreShownButNotInBold(t *testing.T) {
 			continue
 		}
 		seen++
-		if strings.Contains(row.cells[5], "**") || strings.Contains(row.cells[6], "**") {
+		if strings.Contains(row.cells[6], "**") || strings.Contains(row.cells[7], "**") {
 			t.Errorf("%s: a reference's figure in bold: %v", row.heading, row.cells)
 		}
 	}

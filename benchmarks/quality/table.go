@@ -16,6 +16,7 @@ type Row struct {
 	Knee                    int
 	Overloaded              bool
 	Settled                 float64 // the limits' sum over the knee, second half of the phase
+	Held                    float64 // the calls the dependency holds over the knee, the same readings
 	Goodput                 float64 // over the best possible
 	MeanLat, P99Lat         float64 // over the mean service time
 	DropShare               float64 // timed-out calls over admitted ones
@@ -62,7 +63,7 @@ func Rows(runs []Run) []Row {
 	for _, r := range runs {
 		for i, p := range r.Result.Phases {
 			row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Phase: i + 1,
-				Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled, Goodput: p.Goodput,
+				Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled, Held: p.Held, Goodput: p.Goodput,
 				SettleTime: p.SettleTime, Jain: p.Jain, Replicas: r.Result.Scenario.Replicas, Seeds: 1}
 			if p.MeanService > 0 {
 				row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
@@ -85,8 +86,8 @@ func Rows(runs []Run) []Row {
 
 // Worst folds the rows of the same class, model, contender and phase (runs of several seeds)
 // into one, with the worst value of each figure: the lowest goodput and Jain index, the
-// highest settled limit, latencies (also over the anchors'), shares of drops and rejections,
-// and settle time. Rows keep
+// highest settled limit and calls held, latencies (also over the anchors'), shares of drops and
+// rejections, and settle time. Rows keep
 // the order of their first appearance.
 func Worst(rows []Row) []Row {
 	type key struct {
@@ -108,6 +109,7 @@ func Worst(rows []Row) []Row {
 		w.Goodput = min(w.Goodput, r.Goodput)
 		w.Jain = min(w.Jain, r.Jain)
 		w.Settled = max(w.Settled, r.Settled)
+		w.Held = max(w.Held, r.Held)
 		w.MeanLat = max(w.MeanLat, r.MeanLat)
 		w.P99Lat = max(w.P99Lat, r.P99Lat)
 		w.DropShare = max(w.DropShare, r.DropShare)
@@ -122,8 +124,8 @@ func Worst(rows []Row) []Row {
 
 // WriteText prints the rows as an aligned text table, grouped by scenario and phase.
 func WriteText(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-9s %-4s %-2s %-5s %-10s %7s %7s %6s %6s %6s %6s %7s %5s %6s\n",
-		"scenario", "dep", "ph", "knee", "algorithm", "limit/k", "goodput", "lat/s", "p99/s", "drops", "rej", "settle", "jain", "lat/an")
+	fmt.Fprintf(w, "%-9s %-4s %-2s %-5s %-10s %7s %6s %7s %6s %6s %6s %6s %7s %5s %6s\n",
+		"scenario", "dep", "ph", "knee", "algorithm", "limit/k", "held/k", "goodput", "lat/s", "p99/s", "drops", "rej", "settle", "jain", "lat/an")
 	for _, r := range rows {
 		knee := fmt.Sprint(r.Knee)
 		if !r.Overloaded {
@@ -133,8 +135,8 @@ func WriteText(w io.Writer, rows []Row) {
 		if r.LatencyOver > 0 {
 			over = fmt.Sprintf("%.2f", r.LatencyOver)
 		}
-		fmt.Fprintf(w, "%-9s %-4s %-2d %-5s %-10s %7.2f %6.1f%% %6.2f %6.2f %5.1f%% %5.1f%% %7s %5.2f %6s\n",
-			r.Class, r.Model, r.Phase, knee, r.Contender, r.Settled, 100*r.Goodput, r.MeanLat, r.P99Lat,
+		fmt.Fprintf(w, "%-9s %-4s %-2d %-5s %-10s %7.2f %6.2f %6.1f%% %6.2f %6.2f %5.1f%% %5.1f%% %7s %5.2f %6s\n",
+			r.Class, r.Model, r.Phase, knee, r.Contender, r.Settled, r.Held, 100*r.Goodput, r.MeanLat, r.P99Lat,
 			100*r.DropShare, 100*r.Rejected, settle(r.SettleTime), r.Jain, over)
 	}
 }

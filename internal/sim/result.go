@@ -57,6 +57,10 @@ type PhaseResult struct {
 	// phase; ReplicaLimits are each replica's mean limit over the same time.
 	Settled       float64
 	ReplicaLimits []float64
+	// Held is the calls the dependency holds (Tick.Load) over the knee, averaged over the same
+	// readings as Settled: what the limits let in, where Settled also counts the slots each
+	// limit leaves idle between its own arrivals.
+	Held float64
 	// Jain is Jain's fairness index of ReplicaLimits (1 is perfectly fair).
 	Jain float64
 	// SettleTime is when, from the start of the phase, the sum of the limits entered
@@ -236,14 +240,16 @@ func (r *Result) settle(p *PhaseResult, i int) {
 	half := ticks[len(ticks)/2:]
 	replicas := len(half[0].Limits)
 	p.ReplicaLimits = make([]float64, replicas)
-	var sum float64
+	var sum, held float64
 	for _, t := range half {
 		sum += float64(t.Sum)
+		held += float64(t.Load)
 		for k, l := range t.Limits {
 			p.ReplicaLimits[k] += float64(l)
 		}
 	}
 	p.Settled = sum / float64(len(half)) / float64(p.Phase.Capacity)
+	p.Held = held / float64(len(half)) / float64(p.Phase.Capacity)
 	var s1, s2 float64
 	for k := range p.ReplicaLimits {
 		p.ReplicaLimits[k] /= float64(len(half))

@@ -31,6 +31,10 @@ func TestDependencyModels(t *testing.T) {
 			if p.Settled != float64(limit)/10 {
 				t.Errorf("settled %v", p.Settled)
 			}
+			// Calls arrive far faster than slots free: the dependency holds the limit.
+			if math.Abs(p.Held-float64(limit)/10) > 0.01 {
+				t.Errorf("%v limit %d: held %v, want %v", m, limit, p.Held, float64(limit)/10)
+			}
 		}
 	}
 }
@@ -120,5 +124,22 @@ func TestGoodputCountsTheClosedLoopAsDrawn(t *testing.T) {
 		if math.Abs(p.Goodput-1) > 0.003 {
 			t.Errorf("seed %d: goodput %.4f with every call served (%d succeeded, %d timed out), want 1", seed, p.Goodput, p.Succeeded, p.TimedOut)
 		}
+	}
+}
+
+// Under light load a limit far above the calls in flight holds slots idle: the dependency holds
+// the load offered (Little's law: rate times service time), not the limit.
+func TestHeldIsTheLoadNotTheLimit(t *testing.T) {
+	sc := Scenario{Model: PS, Seed: 3, Phases: []Phase{{Duration: 60 * time.Second, Capacity: 40, Service: 50 * time.Millisecond, Rate: 200}}}
+	res, err := Run(sc, FixedLimit(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Phases[0]
+	if want := 200 * 0.05 / 40; math.Abs(p.Held-want) > 0.1*want {
+		t.Errorf("held %.3f of the knee, want about %.3f (10 calls of 40)", p.Held, want)
+	}
+	if p.Settled != 2.5 {
+		t.Errorf("settled %v, want the limit: 2.5", p.Settled)
 	}
 }
