@@ -87,8 +87,7 @@ func Rows(runs []Run) []Row {
 // Worst folds the rows of the same class, model, contender and phase (runs of several seeds)
 // into one, with the worst value of each figure: the lowest goodput and Jain index, the
 // highest settled limit and calls held, latencies (also over the anchors'), shares of drops and
-// rejections, and settle time. Rows keep
-// the order of their first appearance.
+// rejections, and settle time. Rows keep the order of their first appearance.
 func Worst(rows []Row) []Row {
 	type key struct {
 		class, model, contender string
