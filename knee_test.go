@@ -103,6 +103,13 @@ func (r *kneeRun) dropping(lat time.Duration, drops float64) int {
 	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Drops: int(math.Round(drops * float64(n))), Dropped: drops > 0, Rejected: n / 4})
 }
 
+// lightDrops feeds a window of light load at base (10 calls in flight, none rejected) in which
+// a share of the samples are drops.
+func (r *kneeRun) lightDrops(share float64) int {
+	n := int(10 / kneeBase.Seconds())
+	return r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 10, Samples: n, Drops: int(share * float64(n)), Dropped: share > 0})
+}
+
 // model feeds the window of m under the current limit.
 func (r *kneeRun) model(m kneeModel) int {
 	w := depWindow(r.alg.Limit(), m.c, m.s, m.demand, r.k+1)
@@ -721,23 +728,19 @@ func TestKneePoolsWindowsTooShortToTellAQueueFromNoise(t *testing.T) {
 // them too; a window without them forgets the first.
 func TestKneeFewExtraDropsUnderLightLoadCountTwiceInARow(t *testing.T) {
 	r := kneeWithNoise(t)
-	lightDrops := func(share float64) {
-		n := int(10 / kneeBase.Seconds())
-		r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 10, Samples: n, Drops: int(share * float64(n)), Dropped: share > 0})
-	}
-	lightDrops(0.12)
-	lightDrops(0)
-	lightDrops(0.12)
+	r.lightDrops(0.12)
+	r.lightDrops(0)
+	r.lightDrops(0.12)
 	if r.alg.Estimate() != 50 {
 		t.Fatalf("12%% drops in two windows apart, under light load: estimate %v, want 50 kept", r.alg.Estimate())
 	}
-	lightDrops(0.12)
+	r.lightDrops(0.12)
 	if r.alg.Estimate() >= 50 {
 		t.Fatalf("12%% drops in two windows in a row, under light load: estimate %v, want a cut", r.alg.Estimate())
 	}
 	// Many drops count at once.
 	r = kneeWithNoise(t)
-	lightDrops(0.3)
+	r.lightDrops(0.3)
 	if r.alg.Estimate() >= 50 {
 		t.Fatalf("30%% drops under light load: estimate %v, want a cut at once", r.alg.Estimate())
 	}
@@ -748,18 +751,14 @@ func TestKneeFewExtraDropsUnderLightLoadCountTwiceInARow(t *testing.T) {
 // window of 40 calls may have 7 that outlast the timeout.
 func TestKneeFewExtraDropsBeforeBaseCountTwiceInARow(t *testing.T) {
 	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
-	lightDrops := func(share float64) {
-		n := int(10 / kneeBase.Seconds())
-		r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 10, Samples: n, Drops: int(share * float64(n)), Dropped: share > 0})
-	}
-	lightDrops(0.12)
-	lightDrops(0)
-	lightDrops(0.12)
+	r.lightDrops(0.12)
+	r.lightDrops(0)
+	r.lightDrops(0.12)
 	if r.alg.NoLoadLatency() != 0 || r.alg.Estimate() != 20 {
 		t.Fatalf("12%% drops in two windows apart, under light load, before base: base %v, estimate %v, want none and 20 kept",
 			r.alg.NoLoadLatency(), r.alg.Estimate())
 	}
-	lightDrops(0.12)
+	r.lightDrops(0.12)
 	if r.alg.Estimate() >= 20 {
 		t.Fatalf("12%% drops in two windows in a row, under light load, before base: estimate %v, want a cut", r.alg.Estimate())
 	}
