@@ -123,6 +123,14 @@ func rate(load float64, capacity int, service time.Duration) float64 {
 	return load * float64(capacity) / service.Seconds()
 }
 
+// replicasOverloaded is the scenario of the replica classes: that many replicas, a limit each, in front of
+// one dependency of the given knee and mean service time (uniform ±10%), offered 1.5 times its
+// capacity for three minutes, behind a timeout of three service times.
+func replicasOverloaded(name string, m sim.Model, scale float64, seed uint64, replicas, knee int, svc time.Duration) sim.Scenario {
+	return sim.Scenario{Name: name, Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * svc, Seed: seed, Replicas: replicas,
+		Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: knee, Service: svc, Rate: rate(1.5, knee, svc)}}}
+}
+
 func secs(scale float64, s int) time.Duration {
 	return time.Duration(float64(s)*scale) * time.Second
 }
@@ -176,25 +184,21 @@ func Classes() []Class {
 			Name: "replicas",
 			Doc:  "ten replicas, a limit each, share one dependency of knee 40 at 1.5x overload",
 			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "replicas", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: timeout, Seed: 5, Replicas: 10,
-					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 40, Service: service, Rate: rate(1.5, 40, service)}}}
+				return replicasOverloaded("replicas", m, scale, 5, 10, 40, service)
 			},
 		},
 		{
 			Name: "replicas-slow",
 			Doc:  "ten replicas share a slower dependency (service time 100ms: a window of 1s holds ten service times), knee 40, at 1.5x overload",
 			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const slower = 2 * service
-				return sim.Scenario{Name: "replicas-slow", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * slower, Seed: 9, Replicas: 10,
-					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 40, Service: slower, Rate: rate(1.5, 40, slower)}}}
+				return replicasOverloaded("replicas-slow", m, scale, 9, 10, 40, 2*service)
 			},
 		},
 		{
 			Name: "replicas-few",
 			Doc:  "five replicas share a dependency of knee 20 (the same share of four slots each as ten replicas of knee 40), at 1.5x overload",
 			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "replicas-few", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: timeout, Seed: 10, Replicas: 5,
-					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 20, Service: service, Rate: rate(1.5, 20, service)}}}
+				return replicasOverloaded("replicas-few", m, scale, 10, 5, 20, service)
 			},
 		},
 		{
