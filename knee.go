@@ -43,6 +43,10 @@ type kneeLimit struct {
 	noise      float64 // the spread of one call's latency, as a share of the mean; 0: unknown
 	noiseN     int     // measurements of noise so far, up to 8
 	calm       float64 // the average of recent windows' latency over base
+	flow       float64 // the average of recent windows' completions per second
+	atBase     int     // windows in a row whose latency is about base (within a quarter of the tolerance)
+	atBaseSum  float64 // the sum of their latencies over base
+	fell       bool    // in that row, completions fell well below their average: the load fell
 	clear      int     // windows in a row in which the limit bound with latency about base
 	ceil       float64 // the limit at which a queue was last seen; 0: none
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
@@ -66,6 +70,7 @@ type kneeLimit struct {
 type kneeWindow struct {
 	lat       float64 // average latency (ns)
 	conc      float64 // average concurrency (Little's law)
+	rate      float64 // completions per second
 	maxFlight float64 // the most calls in flight
 	n         float64 // samples
 	binding   bool    // the limit held back a share of the calls (one in twenty or more)
@@ -92,6 +97,8 @@ const (
 	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
 	kneeSlack        = 1.0   // calls of queue tolerated at the least, whatever the limit
 	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
+	kneeLoadFell     = 0.75  // completions per second below this share of their average: the load fell
+	kneeRecovered    = 3     // windows at base in a row, the load fallen, before a queue is history
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -163,6 +170,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	cur := kneeWindow{
 		lat:       lat,
 		conc:      lat * float64(w.Samples) / float64(max(1, w.Duration)),
+		rate:      float64(w.Samples) / max(1e-9, w.Duration.Seconds()),
 		maxFlight: float64(w.MaxInFlight),
 		n:         float64(w.Samples),
 		binding:   w.Rejected > 0 && w.Rejected*20 >= w.Samples+w.Rejected,
@@ -331,6 +339,25 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	lasting := k.calm > 1+tol/2 // a queue before this window: for a limit that does not bind
 	k.calm += (ratio - k.calm) / 8
+	if k.flow == 0 {
+		k.flow = cur.rate
+	}
+	if ratio <= 1+tol/4 {
+		// Fewer completions than of late (beyond the noise of their count) while latency
+		// stays at base: fewer calls arrive. A limit that does not bind completes every call
+		// it gets, so the count does not fall when other replicas' drains lower latency.
+		k.fell = k.fell || cur.rate < k.flow*min(kneeLoadFell, math.Exp(-3/math.Sqrt(max(1, cur.n))))
+		k.atBase++
+		k.atBaseSum += ratio
+	} else {
+		k.atBase, k.atBaseSum, k.fell = 0, 0, false
+	}
+	k.flow += (cur.rate - k.flow) / 8
+	if k.recovered(cur) {
+		// The average of recent windows would remember a queue for ten windows more: forget
+		// it, so that light load gets its room at once (below).
+		k.calm = min(k.calm, k.atBaseSum/float64(k.atBase))
+	}
 	if !cur.binding && !k.started && !cur.drain && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
 		// Light load, no queue ever seen: the window's latency is the no-load latency, while
 		// the recent windows stay about base or this one is within the noise of it (with few
@@ -405,6 +432,17 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	return k.plan(w)
 }
 
+// recovered reports whether the load fell to light load: kneeRecovered windows in a row at
+// base, in which completions fell well below their average, and a limit that does not bind.
+// After an overload, light load would otherwise be rejected: the average of recent windows,
+// which fades by an eighth a window, keeps room above bursts of calls shut for ten windows or
+// more, and a limit whose base no drain has confirmed drains from its calls in flight. Neither
+// tells this limit anything then: latency at base, under a limit that does not bind, is the
+// no-load latency.
+func (k *kneeLimit) recovered(cur kneeWindow) bool {
+	return k.fell && k.atBase >= kneeRecovered && !cur.binding
+}
+
 // usage returns what the limit effectively was in a window: the limit when it bound, the calls
 // in flight with the tolerance when it did not.
 func (k *kneeLimit) usage(cur kneeWindow, tol float64) float64 {
@@ -430,7 +468,8 @@ func (k *kneeLimit) set(v float64) {
 // grid of the wall clock, so that the replicas of a service drain together and see the
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. There is no drain while latency stays about base (nothing to learn) or while the
-// limit grows. A limit that does not bind drains from the calls in flight.
+// limit grows. A limit that does not bind drains from the calls in flight, except once the load
+// has fallen to light load (see recovered).
 func (k *kneeLimit) plan(w WindowSummary) int {
 	cur := k.prev
 	tol := k.tolerance(cur)
@@ -444,7 +483,9 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated {
 		return toLimit(k.est)
 	}
-	observe := !k.suspect && !extrapolated && k.calm <= quiet && (k.confirmed || !cur.binding && !k.started)
+	// After the load fell, a drain from the calls in flight would only reject calls (see
+	// recovered): watch, even if base is suspect.
+	observe := !extrapolated && k.calm <= quiet && (!k.suspect && (k.confirmed || !cur.binding && !k.started) || k.recovered(cur))
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))

@@ -819,3 +819,39 @@ func TestKneeLightLoadCorrectsALowFirstBase(t *testing.T) {
 		t.Fatalf("base %v after 40 windows of light load at %v, want it within 2%%", got, kneeBase)
 	}
 }
+
+// After an overload, the load falls to light load: latency at base, fewer completions, a limit
+// that no longer binds but that bursts of calls still reach. The limit keeps its room: it does
+// not drain from its calls in flight at the grid's boundary (which would reject the bursts and
+// teach nothing: latency at base under a limit that does not bind is the no-load latency). Only
+// a load that fell counts: with as many completions as before, the drain comes.
+func TestKneeLightLoadAfterAnOverloadKeepsItsRoom(t *testing.T) {
+	for _, fell := range []bool{true, false} {
+		// A dependency of knee 10 under a demand of 60 calls: the limit comes down to the
+		// knee through drains whose latency follows them (so none confirms base).
+		m := kneeModel{c: 10, s: kneeBase, demand: 60}
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+		for r.k < 35 {
+			r.model(m)
+		}
+		before := r.alg.Limit()
+		if before < 9 || before > 13 || r.alg.NoLoadLatency() != kneeBase {
+			t.Fatalf("limit %d, base %v after the overload, want about the knee (10) and %v", before, r.alg.NoLoadLatency(), kneeBase)
+		}
+		least := before
+		for r.k < 50 { // windows 36 to 50: the grid's boundary at 40
+			inFlight := 4.0 // a third of the calls of the overload
+			if !fell {
+				inFlight = 0.9 * float64(r.alg.Limit())
+			}
+			r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: r.alg.Limit(), Samples: int(inFlight / kneeBase.Seconds())})
+			least = min(least, r.alg.Limit())
+		}
+		if fell && least < before {
+			t.Fatalf("light load after an overload: the limit fell from %d to %d, want it kept", before, least)
+		}
+		if !fell && least >= before {
+			t.Fatalf("completions as many as under the overload: the limit stayed at %d or more, want a drain from the calls in flight", least)
+		}
+	}
+}
