@@ -26,7 +26,7 @@ type MarkdownOptions struct {
 	Classes []Class
 	// Worst, when set, is the worst figures of each phase over several variants of every
 	// scenario (Worst of the rows of RunSeeds): the summary then also counts the phases each
-	// contender meets the targets in, in every variant.
+	// contender meets the targets in, in every variant, and the runs of a phase that meet them.
 	Worst []Row
 }
 
@@ -139,7 +139,8 @@ The command also prints the figures as a text table. The simulation is determini
 page carries no date, so running the command again on the same code writes the same bytes.
 Its figures are one run of each scenario: with ` + "`-seeds N`" + ` the command also runs N-1 other
 variants of each (other arrivals and work, the same phases) and prints the worst figure of
-each phase over them, and how many phases each contender meets the targets in every time.
+each phase over them, how many phases each contender meets the targets in every time, and in
+how many runs of a phase (a phase in one variant) it meets them.
 With ` + "`-trace`" + ` it also prints each run's limits over time, a line per second (narrowed with
 ` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining;
 with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one.
@@ -486,8 +487,10 @@ model).
 		variants = max(variants, r.Seeds)
 	}
 	if variants > 1 {
-		fmt.Fprintf(b, `The last column counts the phases that meet the targets in every one of %d variants of each
-scenario (other arrivals and work, the same phases): one variant, the page's, can be lucky.
+		fmt.Fprintf(b, `The last two columns count the phases that meet the targets in every one of %d variants of each
+scenario (other arrivals and work, the same phases): one variant, the page's, can be lucky; and
+the runs of a phase (a phase in one variant) that meet them, which says how often a contender
+meets them where it does not always.
 `, variants)
 	}
 	b.WriteString("\n")
@@ -505,7 +508,7 @@ scenario (other arrivals and work, the same phases): one variant, the page's, ca
 	}
 	header := []string{"algorithm", "lowest goodput (overloaded)", "highest limit/knee (overloaded)", "highest mean/svc", "phases meeting the targets"}
 	if variants > 1 {
-		header = append(header, fmt.Sprintf("in every one of %d variants", variants))
+		header = append(header, fmt.Sprintf("in every one of %d variants", variants), "runs of a phase meeting them")
 	}
 	var cells [][]string
 	for _, name := range contenderNames(runs) {
@@ -542,16 +545,8 @@ scenario (other arrivals and work, the same phases): one variant, the page's, ca
 			row[3] = fmt.Sprintf("%.2f (%s)", lat.MeanLat, where(*lat))
 		}
 		if variants > 1 {
-			met, phases := 0, 0
-			for _, r := range worst {
-				if r.Contender == name {
-					phases++
-					if r.MeetsTargets() {
-						met++
-					}
-				}
-			}
-			row = append(row, fmt.Sprintf("%d of %d", met, phases))
+			met, phases, runsMet, runs := Tally(worst, name)
+			row = append(row, fmt.Sprintf("%d of %d", met, phases), fmt.Sprintf("%d of %d (%.0f%%)", runsMet, runs, 100*float64(runsMet)/float64(max(1, runs))))
 		}
 		cells = append(cells, row)
 	}

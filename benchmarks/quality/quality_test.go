@@ -338,7 +338,7 @@ func TestWriteMarkdownCountsThePhasesMetInEveryVariant(t *testing.T) {
 	spoiled := slices.Clone(rows)
 	for i := range spoiled {
 		if spoiled[i].Phase == 1 {
-			spoiled[i].Goodput = 0
+			spoiled[i].Goodput, spoiled[i].Met = 0, 0
 		}
 	}
 	worst := Worst(append(slices.Clone(rows), spoiled...))
@@ -347,8 +347,8 @@ func TestWriteMarkdownCountsThePhasesMetInEveryVariant(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	if !strings.Contains(page, "| in every one of 2 variants |") {
-		t.Fatal("the summary has no column for the phases met in every variant")
+	if !strings.Contains(page, "| in every one of 2 variants | runs of a phase meeting them |") {
+		t.Fatal("the summary has no columns for the phases met in every variant and the runs that meet them")
 	}
 	for _, c := range Contenders() {
 		once, every := 0, 0
@@ -368,7 +368,10 @@ func TestWriteMarkdownCountsThePhasesMetInEveryVariant(t *testing.T) {
 				t.Errorf("%s/%s/%s phase %d: met in every variant %v", r.Class, r.Model, r.Contender, r.Phase, worst[i].MeetsTargets())
 			}
 		}
-		want := fmt.Sprintf("| %d of %d | %d of %d |", once, phases, every, phases)
+		// The runs that meet the targets: those of the first variant, and those of the spoiled
+		// one but its phases 1.
+		met := once + every
+		want := fmt.Sprintf("| %d of %d | %d of %d | %d of %d (%.0f%%) |", once, phases, every, phases, met, 2*phases, 100*float64(met)/float64(2*phases))
 		found := false
 		for _, line := range strings.Split(page, "\n") {
 			if strings.HasPrefix(line, "| "+c.Name+" |") && strings.HasSuffix(line, want) {
@@ -502,12 +505,16 @@ func TestMeetsTargets(t *testing.T) {
 	}
 }
 
-// Worst folds the runs of one phase into its worst figures, keeps phases apart, and counts
-// "never settled" as the worst settle time.
+// Worst folds the runs of one phase into its worst figures, keeps phases apart, counts "never
+// settled" as the worst settle time, and adds up the runs that meet the targets.
 func TestWorstFoldsSeeds(t *testing.T) {
 	row := func(phase int, good, settled, jain float64, settle time.Duration) Row {
-		return Row{Class: "c", Model: "ps", Contender: "k", Phase: phase, Goodput: good, Settled: settled,
-			Jain: jain, SettleTime: settle, MeanLat: settled, Seeds: 1}
+		r := Row{Class: "c", Model: "ps", Contender: "k", Phase: phase, Goodput: good, Settled: settled,
+			Jain: jain, SettleTime: settle, MeanLat: settled, Seeds: 1, Overloaded: true, Replicas: 10}
+		if r.MeetsTargets() {
+			r.Met = 1
+		}
+		return r
 	}
 	got := Worst([]Row{
 		row(1, 0.99, 1.1, 0.97, time.Second),
@@ -522,7 +529,12 @@ func TestWorstFoldsSeeds(t *testing.T) {
 	if w.Seeds != 3 || w.Goodput != 0.95 || w.Settled != 1.3 || w.MeanLat != 1.3 || w.Jain != 0.90 || w.SettleTime != -1 {
 		t.Fatalf("phase 1 folded into %+v, want 3 seeds, goodput 0.95, settled and latency 1.3, Jain 0.90, never settled", w)
 	}
-	if got[1].Seeds != 1 || got[1].Goodput != 0.90 {
+	// Of the three runs of phase 1 only the first meets the targets (the second's goodput and
+	// the third's Jain index are too low); the folded figures, worst of all, do not.
+	if w.Met != 1 || w.MeetsTargets() {
+		t.Fatalf("phase 1: %d runs meeting the targets (folded figures meet them: %v), want 1 (false)", w.Met, w.MeetsTargets())
+	}
+	if got[1].Seeds != 1 || got[1].Goodput != 0.90 || got[1].Met != 0 {
 		t.Fatalf("phase 2: %+v", got[1])
 	}
 }

@@ -25,6 +25,9 @@ type Row struct {
 	Jain                    float64
 	Replicas                int // limiters sharing the dependency
 	Seeds                   int // runs behind the row: more than one in a row of Worst
+	// Met counts the runs behind the row that meet the targets (MeetsTargets): 0 or 1 in a row
+	// of Rows, summed over the variants by Worst, whose own figures may meet them in none.
+	Met int
 	// LatencyOver is the mean latency over the best of the anchors' (Contender.Anchor): the
 	// lowest mean latency among the anchors that reach the goodput target in the same run of
 	// the phase (the same scenario, variant and model). 0 when none reaches it: no anchor sets
@@ -78,6 +81,9 @@ func Rows(runs []Run) []Row {
 			if p.Offered > 0 {
 				row.Rejected = float64(p.Rejected) / float64(p.Offered)
 			}
+			if row.MeetsTargets() {
+				row.Met = 1
+			}
 			rows = append(rows, row)
 		}
 	}
@@ -87,7 +93,8 @@ func Rows(runs []Run) []Row {
 // Worst folds the rows of the same class, model, contender and phase (runs of several seeds)
 // into one, with the worst value of each figure: the lowest goodput and Jain index, the
 // highest settled limit and calls held, latencies (also over the anchors'), shares of drops and
-// rejections, and settle time. Rows keep the order of their first appearance.
+// rejections, and settle time; the counts of runs (Seeds) and of runs meeting the targets (Met)
+// add up. Rows keep the order of their first appearance.
 func Worst(rows []Row) []Row {
 	type key struct {
 		class, model, contender string
@@ -105,6 +112,7 @@ func Worst(rows []Row) []Row {
 		}
 		w := &out[i]
 		w.Seeds += r.Seeds
+		w.Met += r.Met
 		w.Goodput = min(w.Goodput, r.Goodput)
 		w.Jain = min(w.Jain, r.Jain)
 		w.Settled = max(w.Settled, r.Settled)
@@ -168,6 +176,24 @@ func (r Row) MeetsTargets() bool {
 		return false
 	}
 	return r.Replicas <= 1 || r.Jain >= TargetJain
+}
+
+// Tally counts, over the rows of Worst, a contender's phases, those in which it meets the targets in
+// every variant (met), the runs of a phase behind them (runs: a phase in one variant) and those
+// of the runs that meet the targets (runsMet).
+func Tally(worst []Row, contender string) (met, phases, runsMet, runs int) {
+	for _, r := range worst {
+		if r.Contender != contender {
+			continue
+		}
+		phases++
+		if r.MeetsTargets() {
+			met++
+		}
+		runsMet += r.Met
+		runs += r.Seeds
+	}
+	return met, phases, runsMet, runs
 }
 
 func settle(d time.Duration) string {

@@ -70,16 +70,8 @@ func main() {
 		quality.WriteText(os.Stdout, worst)
 		fmt.Println()
 		for _, c := range contenders {
-			met, all := 0, 0
-			for _, r := range worst {
-				if r.Contender == c.Name {
-					all++
-					if r.MeetsTargets() {
-						met++
-					}
-				}
-			}
-			fmt.Printf("%-18s meets the targets in %d of %d phases, in every variant\n", c.Name, met, all)
+			met, all, runsMet, runs := quality.Tally(worst, c.Name)
+			fmt.Printf("%-18s meets the targets in %d of %d phases in every variant, in %d of %d runs of a phase\n", c.Name, met, all, runsMet, runs)
 		}
 		var first []quality.Run
 		for _, r := range runs {
