@@ -44,9 +44,9 @@ type kneeLimit struct {
 	noiseN     int     // measurements of noise so far, up to 8
 	calm       float64 // the average of recent windows' latency over base
 	flow       float64 // the average of recent windows' completions per second
-	atBase     int     // windows in a row whose latency is about base (within a quarter of the tolerance)
+	atBase     int     // windows in a row whose latency is about base (within the lower half of the tolerance)
 	atBaseSum  float64 // the sum of their latencies over base
-	fell       bool    // in that row, completions fell well below their average: the load fell
+	fell       bool    // completions fell well below their average, latency about base: the load fell (until a queue)
 	clear      int     // windows in a row in which the limit bound with latency about base
 	ceil       float64 // the limit at which a queue was last seen; 0: none
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
@@ -342,15 +342,21 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	if k.flow == 0 {
 		k.flow = cur.rate
 	}
-	if ratio <= 1+tol/4 {
+	if ratio <= 1+tol/2 {
 		// Fewer completions than of late (beyond the noise of their count) while latency
-		// stays at base: fewer calls arrive. A limit that does not bind completes every call
-		// it gets, so the count does not fall when other replicas' drains lower latency.
+		// stays about base: fewer calls arrive. About base is within the lower half of the
+		// tolerance, where a limit that binds would grow: light load on a FIFO queue waits a
+		// little, and base may be a few percent low. A limit that does not bind completes
+		// every call it gets, so the count does not fall when other replicas' drains lower
+		// latency.
 		k.fell = k.fell || cur.rate < k.flow*min(kneeLoadFell, math.Exp(-3/math.Sqrt(max(1, cur.n))))
 		k.atBase++
 		k.atBaseSum += ratio
 	} else {
-		k.atBase, k.atBaseSum, k.fell = 0, 0, false
+		// A window over the middle of the tolerance ends the row; only one over the
+		// tolerance, a queue, ends the fallen load.
+		k.atBase, k.atBaseSum = 0, 0
+		k.fell = k.fell && ratio <= 1+tol
 	}
 	k.flow += (cur.rate - k.flow) / 8
 	if k.recovered(cur) {
@@ -397,9 +403,10 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 				room = min(room, k.ceil)
 			}
 			k.set(max(k.est, room))
-		} else if ratio > 1+tol/2 && k.calm > 1+tol/2 {
+		} else if ratio > 1+tol/2 && k.calm > 1+tol/2 && !k.fell {
 			// The dependency queues, and this limit does not bind: come down towards
-			// the calls in flight, which are part of the queue.
+			// the calls in flight, which are part of the queue. Not once the load fell:
+			// then the average of recent windows remembers the overload, not a queue.
 			k.set(max(k.usage(cur, tol), k.est*0.8))
 		}
 	case ratio > 1+tol/2:

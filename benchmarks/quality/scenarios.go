@@ -224,6 +224,18 @@ func Classes() []Class {
 			},
 		},
 		{
+			Name: "recover",
+			Doc:  "a lone limit under 1.5x overload for a minute and a half, then light load (70% of the capacity of 40); exponential service of 20ms: light load on a FIFO queue waits a little",
+			Make: func(m sim.Model, scale float64) sim.Scenario {
+				const fast = 20 * time.Millisecond
+				return sim.Scenario{Name: "recover", Model: m, Spread: sim.Exponential{}, Timeout: 3 * fast, Seed: 13,
+					Phases: []sim.Phase{
+						{Duration: secs(scale, 90), Capacity: 40, Service: fast, Rate: rate(1.5, 40, fast)},
+						{Duration: secs(scale, 90), Capacity: 40, Service: fast, Rate: rate(0.7, 40, fast)},
+					}}
+			},
+		},
+		{
 			Name: "light",
 			Doc:  "light open load (half the capacity of 40, exponential service times), then a closed loop of 10 clients",
 			Make: func(m sim.Model, scale float64) sim.Scenario {
