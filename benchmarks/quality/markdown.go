@@ -143,7 +143,9 @@ each phase over them, how many phases each contender meets the targets in every 
 how many runs of a phase (a phase in one variant) it meets them.
 With ` + "`-trace`" + ` it also prints each run's limits over time, a line per second (narrowed with
 ` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining;
-with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one.
+with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one; and with
+` + "`-save FILE`" + `, then ` + "`-against FILE`" + ` in a build with a change, each phase's means over the
+variants and its runs meeting the targets before and after the change, side by side.
 `)
 	}
 	b.WriteString(`

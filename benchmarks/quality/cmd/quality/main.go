@@ -7,6 +7,16 @@
 // (column lat/an): with -alg, name the anchors too (aimd, vegas, gradient2-netflix, envoy), or
 // no phase has a latency to beat.
 // With -each it also prints every variant's rows, to find the one behind a worst figure.
+// To judge a change of an algorithm, save the rows of the code before it and compare the code
+// after it against them (the same -seeds, -only and -alg), from two builds:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -alg knee -seeds 16 -save /tmp/before.json
+//	(change the code)
+//	cd benchmarks && go run ./quality/cmd/quality -alg knee -seeds 16 -against /tmp/before.json
+//
+// Compare prints the means over the variants and the runs that meet the targets beside the
+// lowest goodput: a worst figure moves by points when a change reshuffles which variant is
+// unlucky.
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant. The page's tables and plots are written from variant
@@ -34,6 +44,8 @@ func main() {
 	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second (narrow it with -only, -alg and -variant)")
 	variant := flag.Int("variant", -1, "with -trace, print only variant `K` (0 to seeds-1)")
 	each := flag.Bool("each", false, "also print every variant's rows, not only the worst (narrow it with -variant)")
+	save := flag.String("save", "", "save every variant's rows in `FILE` (JSON), for -against")
+	against := flag.String("against", "", "compare this run's rows with those saved in `FILE` by -save (another build of the code): means over the variants, lowest goodput, runs meeting the targets")
 	flag.Parse()
 	classes := quality.Classes()
 	if *only != "" {
@@ -63,6 +75,28 @@ func main() {
 			}
 		}
 	}
+	if *save != "" {
+		if err := saveRows(*save, quality.Rows(runs)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	if *against != "" {
+		f, err := os.Open(*against)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		before, err := quality.LoadRows(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("Against %s, over every variant:\n", *against)
+		quality.Compare(os.Stdout, before, quality.Rows(runs))
+		fmt.Println()
+	}
 	var worst []quality.Row
 	if *seeds > 1 {
 		fmt.Printf("The worst of %d variants of every scenario:\n", *seeds)
@@ -90,6 +124,19 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// saveRows writes rows to the file name with quality.SaveRows.
+func saveRows(name string, rows []quality.Row) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := quality.SaveRows(f, rows); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // command returns the command line that reproduces this run, from the repository's root: the

@@ -1,0 +1,58 @@
+package quality
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Rows saved by SaveRows come back whole from LoadRows, and anything else is an error.
+func TestSaveAndLoadRows(t *testing.T) {
+	rows := []Row{
+		{Class: "c", Model: "ps", Contender: "knee", Phase: 1, Knee: 40, Overloaded: true, Settled: 1.1, Goodput: 0.98,
+			SettleTime: -1, Jain: 1, Replicas: 10, Seeds: 1, Met: 1, LatencyOver: 1.01},
+		{Class: "c", Model: "fifo", Contender: "knee", Phase: 2, Knee: 40, SettleTime: 3 * time.Second, Seeds: 1},
+	}
+	var b bytes.Buffer
+	if err := SaveRows(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadRows(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Fatalf("loaded %+v, want %+v", got, rows)
+	}
+	if _, err := LoadRows(strings.NewReader("not json")); err == nil || !strings.Contains(err.Error(), "saved rows") {
+		t.Fatalf("LoadRows of garbage: %v, want an error about the saved rows", err)
+	}
+}
+
+// Compare sets a phase's figures over the variants before and after side by side, marks the
+// phases that moved, leaves out phases only one side holds, and adds up each contender's runs
+// that meet the targets.
+func TestCompare(t *testing.T) {
+	row := func(phase int, goodput, settled float64, met int) Row {
+		return Row{Class: "c", Model: "ps", Contender: "knee", Phase: phase, Goodput: goodput, Settled: settled, Jain: 1, Met: met, Seeds: 1}
+	}
+	before := []Row{row(1, 0.96, 1.2, 0), row(1, 0.98, 1.4, 1), row(2, 0.99, 1, 1), row(2, 0.99, 1, 1)}
+	after := []Row{row(1, 0.97, 1.1, 1), row(1, 0.99, 1.3, 1), row(2, 0.99, 1, 1), row(2, 0.99, 1, 1), row(3, 0.5, 1, 0)}
+	var b strings.Builder
+	Compare(&b, before, after)
+	out := b.String()
+	for _, want := range []string{
+		"c ps 1                   knee         97.00→98.00     96.0→97.0    1.30→1.20   1.00→1.00     1→2    *\n",
+		"c ps 2                   knee         99.00→99.00     99.0→99.0    1.00→1.00   1.00→1.00     2→2   \n",
+		"knee               meets the targets in 3 of 4 runs of a phase before, 4 of 4 after\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "c ps 3") {
+		t.Errorf("a phase only after holds is compared:\n%s", out)
+	}
+}
