@@ -98,7 +98,7 @@ const (
 	kneeSlack        = 1.0   // calls of queue tolerated at the least, whatever the limit
 	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
 	kneeLoadFell     = 0.75  // completions per second below this share of their average: the load fell
-	kneeRecovered    = 3     // windows at base in a row, the load fallen, before a queue is history
+	kneeRecovered    = 3     // windows about base in a row, the load fallen, before a queue is history
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -361,7 +361,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	k.flow += (cur.rate - k.flow) / 8
 	if k.recovered(cur) {
 		// The average of recent windows would remember a queue for ten windows more: forget
-		// it, so that light load gets its room at once (below).
+		// it, so that light load gets its room sooner (below).
 		k.calm = min(k.calm, k.atBaseSum/float64(k.atBase))
 	}
 	if !cur.binding && !k.started && !cur.drain && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
@@ -439,8 +439,8 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	return k.plan(w)
 }
 
-// recovered reports whether the load fell to light load: kneeRecovered windows in a row at
-// base, in which completions fell well below their average, and a limit that does not bind.
+// recovered reports whether the load fell to light load: kneeRecovered windows in a row about
+// base, completions that fell well below their average, and a limit that does not bind.
 // After an overload, light load would otherwise be rejected: the average of recent windows,
 // which fades by an eighth a window, keeps room above bursts of calls shut for ten windows or
 // more, and a limit whose base no drain has confirmed drains from its calls in flight. Neither
