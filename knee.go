@@ -360,9 +360,11 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	k.flow += (cur.rate - k.flow) / 8
 	if k.recovered(cur) {
-		// The average of recent windows would remember a queue for ten windows more: forget
-		// it, so that light load gets its room sooner (below).
+		// The average of recent windows would remember a queue for ten windows more, and the
+		// limit at which the overload queued would cap the room above bursts: forget both,
+		// so that light load gets its room (below).
 		k.calm = min(k.calm, k.atBaseSum/float64(k.atBase))
+		k.ceil = 0
 	}
 	if !cur.binding && !k.started && !cur.drain && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
 		// Light load, no queue ever seen: the window's latency is the no-load latency, while
@@ -395,9 +397,9 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		k.ceil = from
 		k.cut(from * (1 + tol*kneeCutTarget) / ratio)
 	case !cur.binding:
-		if ratio <= 1+tol/4 && cur.touched && k.calm <= 1+kneeTolerance/4 {
+		if cur.touched && (ratio <= 1+tol/4 && k.calm <= 1+kneeTolerance/4 || k.recovered(cur)) {
 			// Light load: keep room above the calls in flight, so that bursts are not
-			// rejected.
+			// rejected. Once the load fell, latency about base is enough (see recovered).
 			room := 1.25 * cur.maxFlight
 			if k.ceil > 0 {
 				room = min(room, k.ceil)

@@ -850,11 +850,16 @@ func TestKneeLightLoadAfterAnOverloadKeepsItsRoom(t *testing.T) {
 				inFlight = 0.9 * float64(r.alg.Limit())
 			}
 			lat := scale(kneeBase, tc.over)
-			r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: r.alg.Limit(), Samples: int(inFlight / lat.Seconds())})
+			burst := min(r.alg.Limit(), 15) // bursts of 15 calls, more than the overload left room for
+			r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: burst, Samples: int(inFlight / lat.Seconds())})
 			least = min(least, r.alg.Limit())
 		}
 		if fell && least < before {
 			t.Fatalf("light load after an overload, latency %v times base: the limit fell from %d to %d, want it kept", tc.over, before, least)
+		}
+		if fell && r.alg.Limit() <= 15 {
+			// The queue the overload saw at the limit does not cap the room of light load.
+			t.Fatalf("light load after an overload, latency %v times base, bursts of 15 calls: limit %d, want room above them", tc.over, r.alg.Limit())
 		}
 		if !fell && least >= before {
 			t.Fatalf("completions as many as under the overload: the limit stayed at %d or more, want a drain from the calls in flight", least)
