@@ -24,11 +24,9 @@ func LoadRows(r io.Reader) ([]Row, error) {
 
 // phaseStats sums the runs of one phase of one contender over the variants.
 type phaseStats struct {
-	runs, met               int
-	goodput, settled, jain  float64 // sums
-	lowest                  float64 // the lowest goodput
-	class, model, contender string
-	phase                   int
+	runs, met              int
+	goodput, settled, jain float64 // sums
+	lowest                 float64 // the lowest goodput
 }
 
 func (s *phaseStats) add(r Row) {
@@ -58,7 +56,7 @@ func statsOf(rows []Row) (map[phaseKey]*phaseStats, []phaseKey) {
 		k := phaseKey{r.Class, r.Model, r.Contender, r.Phase}
 		s := stats[k]
 		if s == nil {
-			s = &phaseStats{class: r.Class, model: r.Model, contender: r.Contender, phase: r.Phase}
+			s = &phaseStats{}
 			stats[k] = s
 			order = append(order, k)
 		}
