@@ -889,3 +889,29 @@ func TestKneeOneSlowWindowAfterTheLoadFellDoesNotCut(t *testing.T) {
 		t.Fatalf("one window at 1.08 times base right after the load fell: estimate %v -> %v, want it kept", before, got)
 	}
 }
+
+// Once the load fell, a window that the limit watches at the grid's boundary and whose latency
+// happens to fall well below base is noise, not other replicas' drains (they watch too, see the
+// rule "load fell"): base stays. (A lone limit, a minute into light load, once took such a
+// window, 13% under base, as base; every later window then read as a queue, and the limit came
+// down from 43 to 9 for 20 calls in flight, rejecting a quarter of the light load for a minute.)
+func TestKneeAWatchedWindowAfterTheLoadFellDoesNotMoveBase(t *testing.T) {
+	for low := 97; low <= 103; low++ { // the window that falls, around the grid's boundary at 100
+		m := kneeModel{c: 10, s: kneeBase, demand: 60}
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+		for r.k < 30 {
+			r.model(m)
+		}
+		base := r.alg.NoLoadLatency()
+		for r.k < 105 {
+			over := 1.0
+			if r.k+1 == low {
+				over = 0.9
+			}
+			r.light(scale(kneeBase, over), 4) // a third of the calls of the overload
+		}
+		if got := r.alg.NoLoadLatency(); got != base {
+			t.Fatalf("light load after an overload, window %d 10%% under base: base %v -> %v, want it kept", low, base, got)
+		}
+	}
+}
