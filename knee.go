@@ -290,7 +290,8 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	if k.depth == 0 {
 		// Watched, not drained: if latency fell clearly, other replicas drained and found
 		// base lower than this one has it: a measurement of base. Not once the load fell:
-		// then no replica drains (see recovered), and a window that fell is noise.
+		// then the replicas watch rather than drain (see recovered), and a window that fell
+		// is most likely noise.
 		if !k.fell && lat < prev.lat*(1-tol/2) && lat < k.expected()*math.Exp(-2*k.spread(cur.n)) {
 			k.observe(lat, drops, cur.n, false)
 		}

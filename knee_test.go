@@ -894,7 +894,8 @@ func TestKneeOneSlowWindowAfterTheLoadFellDoesNotCut(t *testing.T) {
 // happens to fall well below base is noise, not other replicas' drains (they watch too, see the
 // rule "load fell"): base stays. (A lone limit, a minute into light load, once took such a
 // window, 13% under base, as base; every later window then read as a queue, and the limit came
-// down from 43 to 9 for 20 calls in flight, rejecting a quarter of the light load for a minute.)
+// down from 43 to 19 for about 20 calls in flight; with its drains moved by another change, to
+// 9, rejecting about a quarter of the light load for a minute.)
 func TestKneeAWatchedWindowAfterTheLoadFellDoesNotMoveBase(t *testing.T) {
 	for low := 97; low <= 103; low++ { // the window that falls, around the grid's boundary at 100
 		m := kneeModel{c: 10, s: kneeBase, demand: 60}
