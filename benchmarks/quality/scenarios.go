@@ -124,12 +124,14 @@ func rate(load float64, capacity int, service time.Duration) float64 {
 	return load * float64(capacity) / service.Seconds()
 }
 
-// replicasOverloaded is the scenario of the replica classes: that many replicas, a limit each, in front of
-// one dependency of the given knee and mean service time (uniform ±10%), offered 1.5 times its
-// capacity for three minutes, behind a timeout of three service times.
-func replicasOverloaded(name string, m sim.Model, scale float64, seed uint64, replicas, knee int, svc time.Duration) sim.Scenario {
-	return sim.Scenario{Name: name, Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * svc, Seed: seed, Replicas: replicas,
-		Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: knee, Service: svc, Rate: rate(1.5, knee, svc)}}}
+// replicasClass is a replica class: that many replicas, a limit each, in front of one dependency
+// of the given knee and mean service time (uniform ±10%), offered 1.5 times its capacity for
+// three minutes, behind a timeout of three service times.
+func replicasClass(name, doc string, seed uint64, replicas, knee int, svc time.Duration) Class {
+	return Class{Name: name, Doc: doc, Make: func(m sim.Model, scale float64) sim.Scenario {
+		return sim.Scenario{Name: name, Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * svc, Seed: seed, Replicas: replicas,
+			Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: knee, Service: svc, Rate: rate(1.5, knee, svc)}}}
+	}}
 }
 
 func secs(scale float64, s int) time.Duration {
@@ -181,27 +183,9 @@ func Classes() []Class {
 					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 40, Service: service, Rate: rate(1.5, 40, service)}}}
 			},
 		},
-		{
-			Name: "replicas",
-			Doc:  "ten replicas, a limit each, share one dependency of knee 40 at 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return replicasOverloaded("replicas", m, scale, 5, 10, 40, service)
-			},
-		},
-		{
-			Name: "replicas-slow",
-			Doc:  "ten replicas share a slower dependency (service time 100ms: a window of 1s holds ten service times), knee 40, at 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return replicasOverloaded("replicas-slow", m, scale, 9, 10, 40, 2*service)
-			},
-		},
-		{
-			Name: "replicas-few",
-			Doc:  "five replicas share a dependency of knee 20 (the same share of four slots each as ten replicas of knee 40), at 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return replicasOverloaded("replicas-few", m, scale, 10, 5, 20, service)
-			},
-		},
+		replicasClass("replicas", "ten replicas, a limit each, share one dependency of knee 40 at 1.5x overload", 5, 10, 40, service),
+		replicasClass("replicas-slow", "ten replicas share a slower dependency (service time 100ms: a window of 1s holds ten service times), knee 40, at 1.5x overload", 9, 10, 40, 2*service),
+		replicasClass("replicas-few", "five replicas share a dependency of knee 20 (the same share of four slots each as ten replicas of knee 40), at 1.5x overload", 10, 5, 20, service),
 		{
 			Name: "cold-exp",
 			Doc:  "a cold start under 1.5x overload with exponential service times (knee 40, 50ms), then light load (half the capacity) for two minutes",
