@@ -50,7 +50,7 @@ type kneeLimit struct {
 	clear      int     // windows in a row in which the limit bound with latency about base
 	ceil       float64 // the limit at which a queue was last seen; 0: none
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
-	inelastic  int     // cuts in a row after which latency did not fall
+	inelastic  int     // cuts in a row after which latency did not fall (see cutResponse)
 	held       bool    // a cut was held back to see whether latency falls without it
 	dropped    bool    // the last window had a few drops too many, under no sign of a queue
 	started    bool    // a queue has been seen: the startup's fast growth is over
@@ -59,6 +59,7 @@ type kneeLimit struct {
 
 	prev    kneeWindow
 	older   kneeWindow    // the window before prev
+	anchor  kneeWindow    // the last window at the highest limit since: cuts are measured from it (see cutResponse)
 	pooled  WindowSummary // a window too short to decide on, pooled with the next
 	drainOf float64       // the estimate a drain window lowered; 0 when not draining
 	depth   float64       // the depth of the current drain
@@ -77,6 +78,7 @@ type kneeWindow struct {
 	touched   bool    // the limit held back at least one call, or was reached
 	drain     bool
 	limit     float64 // the limit during the window
+	lags      bool    // the window holds fewer than kneeSpan latencies: latency answers a change of the limit a window late
 }
 
 // Tuning of the knee algorithm (see docs/adaptive-limit.md for the reasoning behind each).
@@ -177,6 +179,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		touched:   w.Rejected > 0 || w.MaxInFlight >= toLimit(k.est),
 		drain:     k.drainOf > 0,
 		limit:     k.est,
+		lags:      float64(w.Duration) < kneeSpan*lat,
 	}
 	drops := 0.0
 	if w.Samples > 0 {
@@ -232,32 +235,69 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		return k.drained(prev, cur, w, drops, tol)
 	}
 
-	// The response of latency to the last change of the limit. Every replica of a service
-	// makes the same change at the same time (they see the same latency), so the response is
-	// the dependency's, not one replica's.
-	// Only steps larger than the noise of the difference of two windows' latencies (three
-	// standard deviations) say anything.
-	if prev.binding && cur.binding && math.Abs(math.Log(step)) > max(0.04, 3*math.Sqrt2*k.spread(cur.n)) && !prev.drain {
+	// The response of latency to changes of the limit. Every replica of a service makes the
+	// same change at the same time (they see the same latency), so the response is the
+	// dependency's, not one replica's. Only changes larger than the noise of the difference of
+	// two windows' latencies (three standard deviations) say anything.
+	resolved := max(0.04, 3*math.Sqrt2*k.spread(cur.n))
+	k.cutResponse(prev, cur, drops, resolved)
+	if prev.binding && cur.binding && math.Log(step) > resolved && !prev.drain {
 		dl := math.Log(lat / prev.lat)
-		e := dl / math.Log(step)
-		switch {
-		case step < 1 && e < kneeElastic/2:
-			// A cut, and latency did not fall: not a queue of ours. Twice in a row, and
-			// latency is the no-load latency (heavier calls).
-			k.inelastic++
-			if k.inelastic >= kneeInelastic {
-				k.observe(lat, drops, cur.n, true)
-				k.inelastic = 0
-			}
-		case step < 1:
-			k.inelastic = 0
-		case e > 0.9 && dl > 3*math.Sqrt2*k.spread(cur.n) && prev.lat < k.expected()*(1+tol/2):
+		if dl/math.Log(step) > 0.9 && dl > 3*math.Sqrt2*k.spread(cur.n) && prev.lat < k.expected()*(1+tol/2) {
 			// Growth, and latency rose in proportion from a window whose latency was about
 			// base: that window queued as well, so base was measured through a queue.
 			k.suspect = true
 		}
 	}
 	return k.grow(cur, w, tol)
+}
+
+// cutResponse measures the response of latency to the cuts made since the anchor, the last
+// window at the highest limit since, once they add up to more than resolved: one cut, or several
+// that are each too small to stand out of the noise (noisy latency: a window's mean is uncertain
+// by several percent, so a base measured a few percent low cuts the limit a little every window,
+// and without this the cuts never added up to an answer). Latency that did not follow the cuts
+// down (elasticity below a quarter) is not a queue of ours; twice in a row, and it is the
+// no-load latency: heavier calls, or a base measured low.
+// Cuts spread over several windows count only when latency followed them by less than an
+// eighth: replicas, which make the same cut in the same window, may cut in different windows over
+// such a run, and then each sees only its share of the response.
+// Where latency lags a window (calls longer than a tenth of the window), a cut is only compared
+// with the window before it, as is a cut larger than the noise by itself.
+func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
+	a := k.anchor
+	if cur.lags || math.Log(prev.limit/cur.limit) > resolved {
+		a = prev
+	}
+	if !cur.binding || !a.binding || prev.drain || cur.limit >= a.limit {
+		// Not a cut to measure: a window that does not bind (no anchor then), follows a
+		// drain (which lowered its latency), or holds the highest limit since the anchor
+		// (the next anchor).
+		k.anchor = cur
+		if !cur.binding {
+			k.anchor = kneeWindow{}
+		}
+		return
+	}
+	cut := math.Log(cur.limit / a.limit)
+	if -cut <= resolved {
+		return
+	}
+	k.anchor = cur
+	k.held = false // a fresh answer: after a first cut that did not lower latency, hold once (see grow)
+	elastic := kneeElastic / 2
+	if a != prev {
+		elastic = kneeElastic / 4
+	}
+	if math.Log(cur.lat/a.lat)/cut >= elastic {
+		k.inelastic = 0
+		return
+	}
+	k.inelastic++
+	if k.inelastic >= kneeInelastic {
+		k.observe(cur.lat, drops, cur.n, true)
+		k.inelastic = 0
+	}
 }
 
 // extrapolated reports whether base has moved along its trend, since it was last measured, by
@@ -383,16 +423,18 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	switch {
 	case ratio > 1+tol && (cur.binding || lasting):
-		// A queue: cut to the middle of the tolerance. After a cut that did not lower
-		// latency, hold one window (latency may lag), then cut again: a second cut that
-		// does not lower it either makes that latency the new base. A limit that does not
+		// A queue: cut to the middle of the tolerance. After cuts that did not lower
+		// latency, hold one window (latency may lag), then cut again: cuts that do not
+		// lower it either make that latency the new base (see cutResponse). A limit that does not
 		// bind is cut only if the queue lasts, in the windows before this one too: one
 		// noisy window of light load is not one, however far off.
 		if k.inelastic == 1 && !k.held {
 			k.held = true
 			break
 		}
-		k.held = false
+		if cur.lags {
+			k.held = false // latency lags a window: each cut after the first waits one too
+		}
 		k.started = true
 		from := k.usage(cur, tol)
 		k.ceil = from

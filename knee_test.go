@@ -916,3 +916,30 @@ func TestKneeAWatchedWindowAfterTheLoadFellDoesNotMoveBase(t *testing.T) {
 		}
 	}
 }
+
+// Under noisy latency (until measured, the spread of exponential service times: a window's mean
+// varies by 4% to 5%), a base measured low makes every window read as a queue, and each cut (about
+// 10%) is too small to stand out of the noise alone. Cuts that add up past the noise without
+// lowering latency are not a queue of ours, as for one large cut: twice, and that latency is base.
+// Here the no-load latency is 1.2 times the first measurement. Without the rule the limit falls
+// every window until a drain corrects base (the first, here, at window 10), and for good where
+// drains too are noisy.
+func TestKneeSmallCutsThatAddUpWithoutLoweringLatencyMoveBase(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{}) // window 1: base 50ms, limit 20 doubled to 40
+	slow := scale(kneeBase, 1.2)
+	seen := []float64{r.alg.Estimate()}
+	for range 7 { // windows 2 to 8: the drain's grid is not reached
+		prev := r.alg.Estimate()
+		r.bound(slow)
+		seen = append(seen, r.alg.Estimate())
+		if g := math.Log(r.alg.Estimate() / prev); g < -0.15 {
+			t.Fatalf("a cut of %.3f (log) in one window, want small ones; estimates %v", g, seen)
+		}
+	}
+	if got := r.alg.NoLoadLatency(); got < scale(kneeBase, 1.1) {
+		t.Fatalf("base %v after cuts from 40 to %.1f that did not lower latency (%v), want it moved towards it; estimates %v", got, r.alg.Estimate(), slow, seen)
+	}
+	if n := len(seen); seen[n-1] < seen[n-2] || seen[n-1] < 20 {
+		t.Fatalf("estimates %v: want the cuts stopped above 20 once latency is base", seen)
+	}
+}
