@@ -13,8 +13,9 @@ import (
 // The model, its rules and why each exists are in docs/adaptive-limit.md ("Knee"). In short:
 //   - It compares each window's latency with the no-load latency (base), which it measures
 //     and never assumes: in drain windows, where the limit is lowered for one window (drains
-//     fall on a grid of the wall clock, so that replicas of a service drain together), and
-//     whenever it changes the limit, from how latency responds. Latency that follows a change
+//     fall on a grid of the wall clock, so that replicas of a service drain together, and
+//     space out while they agree with base), and whenever it changes the limit, from how
+//     latency responds. Latency that follows a change
 //     of the limit is a queue; latency that does not is the no-load latency (heavier calls).
 //   - Latency above base by more than the tolerance (the larger of 10% and three standard
 //     errors of the window's mean) cuts the limit in proportion, at most by half; latency
@@ -64,6 +65,9 @@ type kneeLimit struct {
 	drainOf float64       // the estimate a drain window lowered; 0 when not draining
 	depth   float64       // the depth of the current drain
 	windows int64         // windows since the last drain
+	spacing int64         // drains fall on every spacing-th boundary of the grid (0 or 1: every one; see plan)
+	spaceAt float64       // the estimate restored by the last drain that spaced the drains out
+	grew    bool          // the last window's decision grew the limit
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
 }
 
@@ -101,6 +105,8 @@ const (
 	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
 	kneeLoadFell     = 0.75  // completions per second below this share of their average: the load fell
 	kneeRecovered    = 3     // windows about base in a row, the load fallen, before a queue is history
+	kneeMaxSpacing   = 4     // drains agreeing with base space out to every this many boundaries of the grid
+	kneeSagged       = 0.925 // ... until the limit falls below this share of the one they restored
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -191,6 +197,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	k.age()
 	step := k.step
 	k.step = 1
+	k.grew = step > 1
 	tol := k.tolerance(cur)
 	k.learnNoise(prev, cur)
 
@@ -213,7 +220,8 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 			k.drainOf = 0
 		}
 		k.started = true
-		k.clear = 0 // a window with too many drops breaks a row of clear windows
+		k.spacing = 1 // base may have moved: drain on the next boundary (see plan)
+		k.clear = 0   // a window with too many drops breaks a row of clear windows
 		from := k.usage(cur, tol)
 		k.ceil = from
 		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) {
@@ -294,6 +302,7 @@ func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
 		return
 	}
 	k.inelastic++
+	k.spacing = 1 // base may have moved: drain on the next boundary (see plan)
 	if k.inelastic >= kneeInelastic {
 		k.observe(cur.lat, drops, cur.n, true)
 		k.inelastic = 0
@@ -341,6 +350,19 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	e := 0.0
 	if prev.lat > 0 {
 		e = math.Log(lat/prev.lat) / math.Log(1-k.depth)
+	}
+	// A drain that crossed the knee (latency fell by clearly less than the drain: three
+	// standard deviations of its elasticity) and found base where it was expected (within a
+	// quarter of the tolerance) has nothing more to teach: the next drains are spaced out
+	// (see plan). Not where latency lags a window (the drain's response is read late), nor for
+	// a limit below 10, whose tolerance is its one call of slack: most often a replica's share,
+	// and the replicas' drains, together, hold the sum of their limits near the knee.
+	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 && !cur.lags && kneeSlack/k.drainOf <= kneeTolerance &&
+		e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && e <= kneeElastic
+	spacing := k.spacing
+	k.spacing = 1
+	if agree {
+		k.spacing, k.spaceAt = min(kneeMaxSpacing, 2*max(1, spacing)), k.drainOf
 	}
 	switch {
 	case e < kneeElastic/2:
@@ -436,6 +458,9 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 			k.held = false // latency lags a window: each cut after the first waits one too
 		}
 		k.started = true
+		if !k.grew {
+			k.spacing = 1 // latency rose by itself: base may be moving
+		}
 		from := k.usage(cur, tol)
 		k.ceil = from
 		k.cut(from * (1 + tol*kneeCutTarget) / ratio)
@@ -519,9 +544,14 @@ func (k *kneeLimit) set(v float64) {
 // plan decides whether the next window drains, and returns the limit for it. Drains fall on a
 // grid of the wall clock, so that the replicas of a service drain together and see the
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
-// grid only after four times that without one. There is no drain while latency stays about base (nothing to learn) or while the
-// limit grows. A limit that does not bind drains from the calls in flight, except once the load
-// has fallen to light load (see recovered).
+// grid only after four times that without one. There is no drain while latency stays about base
+// (nothing to learn) or while the limit grows. A limit that does not bind drains from the calls
+// in flight, except once the load has fallen to light load (see recovered).
+// While drains agree with base they are spaced out to every second, then every fourth boundary
+// of the grid (see drained), the same boundaries for every replica; the drains come back to every
+// boundary as soon as anything says base may have moved: a suspect base, one moved along its
+// trend, a limit that sagged below the one the last agreeing drain restored, a queue or drops
+// that came without the limit growing, cuts that did not lower latency.
 func (k *kneeLimit) plan(w WindowSummary) int {
 	cur := k.prev
 	tol := k.tolerance(cur)
@@ -541,7 +571,10 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
-	if now/period == next/period && k.windows < 4*kneeDrainEvery {
+	if k.est < kneeSagged*k.spaceAt || k.suspect || extrapolated {
+		k.spacing = 1
+	}
+	if (now/period == next/period || k.spacing > 1 && (next/period)%k.spacing != 0) && k.windows < 4*kneeDrainEvery*max(1, k.spacing) {
 		return toLimit(k.est)
 	}
 	if observe {

@@ -943,3 +943,103 @@ func TestKneeSmallCutsThatAddUpWithoutLoweringLatencyMoveBase(t *testing.T) {
 		t.Fatalf("estimates %v: want the cuts stopped above 20 once latency is base", seen)
 	}
 }
+
+// kneeDrains returns the windows (numbered from 1) that drained, from the estimates after each
+// window (estimates[k-1] after window k, so the estimate of window k+1): those whose estimate is
+// the one before lowered by the drain's depth (15%, or 30% under suspicion).
+func kneeDrains(estimates []float64) []int {
+	var d []int
+	for w := 2; w <= len(estimates); w++ {
+		f := estimates[w-2] / estimates[max(0, w-3)]
+		if math.Abs(f-0.85) < 1e-6 || math.Abs(f-0.7) < 1e-6 {
+			d = append(d, w)
+		}
+	}
+	return d
+}
+
+// kneeEstimates runs a Knee (InitialLimit initial, MaxLimit 200) against the dependency model for
+// windows windows, the dependency of window k (from 1) being dep(k), and returns the estimate
+// after each window.
+func kneeEstimates(t *testing.T, initial, windows int, dep func(k int) kneeModel) []float64 {
+	t.Helper()
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: initial, MaxLimit: 200})
+	var e []float64
+	for k := 1; k <= windows; k++ {
+		r.model(dep(k))
+		e = append(e, r.alg.Estimate())
+	}
+	return e
+}
+
+// gaps returns the windows between consecutive drains.
+func gaps(drains []int) []int {
+	var g []int
+	for i := 1; i < len(drains); i++ {
+		g = append(g, drains[i]-drains[i-1])
+	}
+	return g
+}
+
+// Under a steady overload, drains that cross the knee and find base where it was expected
+// space out: every second boundary of the grid after one, every fourth after two, on the same
+// grid. Each drain at 85% of a limit near the knee costs goodput, and these have nothing to
+// teach.
+func TestKneeDrainsSpaceOutWhileTheyAgreeWithBase(t *testing.T) {
+	est := kneeEstimates(t, 20, 200, func(int) kneeModel { return kneeModel{c: 40, s: kneeBase, demand: 60} })
+	drains := kneeDrains(est)
+	g := gaps(drains)
+	if len(g) < 3 || g[0] != 10 || g[len(g)-1] != 40 {
+		t.Fatalf("drains at windows %v (gaps %v): want the gaps to grow from 10 to 40 windows; estimates %.1f", drains, g, est)
+	}
+	for i, d := range drains {
+		if d%10 != 0 || i > 1 && g[i-1] < g[i-2] || i > 0 && g[i-1] > 40 {
+			t.Fatalf("drains at windows %v (gaps %v): want them on the grid, their gaps growing up to 40", drains, g)
+		}
+	}
+}
+
+// Latency that rises by itself (calls getting heavier by 1% a window, the limit not grown) cuts
+// the limit, and the drains come back to every boundary of the grid: base is moving, and only
+// drains and cuts measure it.
+func TestKneeSpacedDrainsComeBackWhenLatencyRisesByItself(t *testing.T) {
+	est := kneeEstimates(t, 20, 170, func(k int) kneeModel {
+		m := kneeModel{c: 40, s: kneeBase, demand: 60}
+		if k > 121 {
+			m.s = scale(kneeBase, 1+0.01*float64(k-121))
+		}
+		return m
+	})
+	drains := kneeDrains(est)
+	var before, after []int
+	for _, d := range drains {
+		if d > 121 {
+			after = append(after, d)
+		} else {
+			before = append(before, d)
+		}
+	}
+	if g := gaps(before); len(g) == 0 || g[len(g)-1] <= 10 {
+		t.Fatalf("drains at windows %v: want them spaced out before the calls got heavier (window 122)", drains)
+	}
+	if len(after) < 3 || after[0] > 130 || after[1] != after[0]+10 || after[2] != after[1]+10 {
+		t.Fatalf("drains at windows %v, calls heavier from window 122: want drains every 10 windows from the first boundary after; estimates %.1f", drains, est[115:])
+	}
+}
+
+// A small limit (below 10: its tolerance is its one call of slack) does not space its drains out:
+// such limits are most often a replica's share, and the replicas' drains, together, are what hold
+// the sum of their limits near the knee. Here a knee of 7.5 holds the limit at 8 or 9, and every
+// boundary of the grid drains.
+func TestKneeSmallLimitsDoNotSpaceTheirDrains(t *testing.T) {
+	est := kneeEstimates(t, 8, 160, func(int) kneeModel { return kneeModel{c: 7.5, s: kneeBase, demand: 30} })
+	var drains []int // windows on the grid that ran at 86% or less of the window before
+	for w := 10; w <= len(est); w += 10 {
+		if est[w-2] <= 0.86*est[w-3] {
+			drains = append(drains, w)
+		}
+	}
+	if len(drains) != len(est)/10 {
+		t.Fatalf("drains at windows %v over %d windows at a knee of 7.5: want one on every boundary of the grid; estimates %.1f", drains, len(est), est)
+	}
+}
