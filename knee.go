@@ -566,8 +566,10 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		return toLimit(k.est)
 	}
 	// After the load fell, a drain from the calls in flight would only reject calls (see
-	// recovered): watch, even if base is suspect.
-	observe := !extrapolated && k.calm <= quiet && (!k.suspect && (k.confirmed || !cur.binding && !k.started) || k.recovered(cur))
+	// recovered): watch, even if base is suspect, until a window reads over the tolerance (see
+	// fell); one in its upper half is noise under light load, and once drained a limit from 11
+	// to 2 for 4 calls in flight.
+	observe := !extrapolated && k.calm <= quiet && (!k.suspect && (k.confirmed || !cur.binding && !k.started) || k.fell && !cur.binding)
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))

@@ -890,6 +890,27 @@ func TestKneeOneSlowWindowAfterTheLoadFellDoesNotCut(t *testing.T) {
 	}
 }
 
+// Once the load fell, a limit that does not bind watches the grid's boundary rather than drain from
+// its calls in flight, even when the window before it reads in the upper half of the tolerance:
+// that is noise under light load, not a queue. (A lone limit 47 seconds into light load once
+// drained so from 45 to 20, its base never confirmed by a drain, and rejected light load for 15
+// seconds while it grew back: 1.4% of the phase's calls.)
+func TestKneeOneSlowWindowAfterTheLoadFellDoesNotDrain(t *testing.T) {
+	m := kneeModel{c: 10, s: kneeBase, demand: 60}
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	for r.k < 35 {
+		r.model(m)
+	}
+	for r.k < 58 {
+		r.light(kneeBase, 4) // a third of the calls of the overload
+	}
+	before := r.alg.Limit()
+	r.light(scale(kneeBase, 1.08), 4) // window 59: the next one crosses the grid's boundary at 60
+	if got := r.alg.Limit(); got < before {
+		t.Fatalf("light load after an overload, a window at 1.08 times base before the grid's boundary: limit %d -> %d, want no drain", before, got)
+	}
+}
+
 // Once the load fell, a window that the limit watches at the grid's boundary and whose latency
 // happens to fall well below base is noise, not other replicas' drains (they watch too, see the
 // rule "load fell"): base stays. (A lone limit, a minute into light load, once took such a
