@@ -69,6 +69,7 @@ type kneeLimit struct {
 	spaceAt float64       // the estimate restored by the last drain that spaced the drains out
 	grew    bool          // the last window's decision grew the limit
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
+	short   bool          // base was first measured on the first window, which reads short
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -236,8 +237,21 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		if k.elapsed += float64(w.Duration); cur.touched && k.elapsed >= kneeSpan*lat {
 			// A first guess, uncertain: the first windows may already queue.
 			k.observe(lat, drops, cur.n, false)
+			k.short = k.windows == 1 // no drain comes before base: windows counts them all
 		}
 		return k.grow(cur, w, tol)
+	}
+	if k.short {
+		// Base was first measured on the first window: its calls began with it, and the
+		// longest of them had not ended by its end, so its latency reads short (by about the
+		// latency over the window times the square of latency's spread: 5% for exponential
+		// calls of 50ms in a window of 1s). The next window measures base again if the
+		// startup's doubling of the limit did not raise latency beyond the tolerance (so the
+		// first did not queue either) and it reads above base.
+		k.short = false
+		if cur.binding && k.grew && lat > k.expected() && lat < k.expected()*(1+tol) {
+			k.observe(lat, drops, cur.n, false)
+		}
 	}
 	if cur.drain {
 		return k.drained(prev, cur, w, drops, tol)

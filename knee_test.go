@@ -168,8 +168,11 @@ func TestKneeAfterAQueueGrowsByProbesThenFasterUpToTheLastQueue(t *testing.T) {
 	}
 }
 
-// kneeAtBase returns a run whose first window, binding at kneeBase, has set base, with the
-// limit at 20 (estimate 20.5).
+// kneeAtBase returns a run whose first window saw no calls (a service started before its
+// traffic) and whose second, binding at kneeBase, has set base; the startup has doubled the
+// limit (from InitialLimit, 20 by default). Base is not measured on the first window, which
+// reads short (see TestKneeSecondWindowCorrectsAFirstBaseReadShort), so the windows that
+// follow test the other rules alone.
 func kneeAtBase(t *testing.T, cfg r4c.AdaptiveLimitConfig) *kneeRun {
 	t.Helper()
 	if cfg.InitialLimit == 0 {
@@ -179,9 +182,10 @@ func kneeAtBase(t *testing.T, cfg r4c.AdaptiveLimitConfig) *kneeRun {
 		cfg.MaxLimit = 200
 	}
 	r := newKneeRun(t, cfg)
+	r.feed(r4c.WindowSummary{})
 	r.bound(kneeBase)
-	if r.alg.NoLoadLatency() != kneeBase {
-		t.Fatalf("base %v after the first window", r.alg.NoLoadLatency())
+	if r.alg.NoLoadLatency() != kneeBase || r.alg.Estimate() != float64(2*cfg.InitialLimit) {
+		t.Fatalf("base %v, estimate %v after the first window at base", r.alg.NoLoadLatency(), r.alg.Estimate())
 	}
 	return r
 }
@@ -207,10 +211,10 @@ func TestKneeLatencyAboveToleranceCutsInProportionAtMostByHalf(t *testing.T) {
 func TestKneeLatencyWithinToleranceHoldsTheLimit(t *testing.T) {
 	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
 	before := r.alg.Estimate()
-	for i := range 7 { // windows 2 to 8: no drain
+	for i := range 6 { // windows 3 to 8: no drain
 		r.bound(scale(kneeBase, kneeHold))
 		if r.alg.Estimate() != before {
-			t.Fatalf("window %d at %.2f times base: estimate %v, want %v held", i+2, kneeHold, r.alg.Estimate(), before)
+			t.Fatalf("window %d at %.2f times base: estimate %v, want %v held", i+3, kneeHold, r.alg.Estimate(), before)
 		}
 	}
 	if r.alg.NoLoadLatency() != kneeBase {
@@ -279,8 +283,8 @@ func TestKneeLightLoadKeepsRoomAboveTheCallsInFlight(t *testing.T) {
 	}
 }
 
-// kneeConfirmed returns a run whose base a drain has confirmed: a first window at kneeBase, seven
-// held windows at kneeHold times base (windows 2 to 8, no drain yet), the window ending at 9s,
+// kneeConfirmed returns a run whose base a drain has confirmed: kneeAtBase's two windows, six
+// held windows at kneeHold times base (windows 3 to 8, no drain yet), the window ending at 9s,
 // which plans a drain, and the drained window (10s), whose latency did not follow the limit
 // down. It returns the run and the latency of those windows, which is now base.
 func kneeConfirmed(t *testing.T, cfg r4c.AdaptiveLimitConfig) (*kneeRun, time.Duration) {
@@ -943,13 +947,13 @@ func TestKneeAWatchedWindowAfterTheLoadFellDoesNotMoveBase(t *testing.T) {
 // 10%) is too small to stand out of the noise alone. Cuts that add up past the noise without
 // lowering latency are not a queue of ours, as for one large cut: twice, and that latency is base.
 // Here the no-load latency is 1.2 times the first measurement. Without the rule the limit falls
-// every window until a drain corrects base (the first, here, at window 10), and for good where
-// drains too are noisy.
+// every window until a drain corrects base (the first, here, would be window 10), and for good
+// where drains too are noisy.
 func TestKneeSmallCutsThatAddUpWithoutLoweringLatencyMoveBase(t *testing.T) {
-	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{}) // window 1: base 50ms, limit 20 doubled to 40
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{}) // window 2: base 50ms, limit 20 doubled to 40
 	slow := scale(kneeBase, 1.2)
 	seen := []float64{r.alg.Estimate()}
-	for range 7 { // windows 2 to 8: the drain's grid is not reached
+	for range 7 { // windows 3 to 9: the drain window 9 would plan does not come, latency being base by then
 		prev := r.alg.Estimate()
 		r.bound(slow)
 		seen = append(seen, r.alg.Estimate())
@@ -1062,5 +1066,32 @@ func TestKneeSmallLimitsDoNotSpaceTheirDrains(t *testing.T) {
 	}
 	if len(drains) != len(est)/10 {
 		t.Fatalf("drains at windows %v over %d windows at a knee of 7.5: want one on every boundary of the grid; estimates %.1f", drains, len(est), est)
+	}
+}
+
+// Base first measured on the first window reads short: its calls began with it, and the longest
+// had not ended by its end (5% short for exponential calls of 50ms in a window of 1s). The next
+// window measures base again if the startup's doubling of the limit kept latency within the
+// tolerance (so neither queued) and it reads above base; a queue in it does not.
+func TestKneeSecondWindowCorrectsAFirstBaseReadShort(t *testing.T) {
+	for _, tc := range []struct {
+		second float64 // the second window's latency over the first's
+		moved  bool
+	}{{1.05, true}, {1.3, false}, {0.98, false}} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+		first := scale(kneeBase, 0.95)
+		r.bound(first)
+		if r.alg.NoLoadLatency() != first || r.alg.Limit() != 40 {
+			t.Fatalf("first window: base %v, limit %d, want %v and the startup's doubling to 40", r.alg.NoLoadLatency(), r.alg.Limit(), first)
+		}
+		second := scale(first, tc.second)
+		r.bound(second)
+		got := r.alg.NoLoadLatency()
+		if moved := got > first; moved != tc.moved {
+			t.Fatalf("second window at %v times the first (%v): base %v, moved %v, want moved %v", tc.second, second, got, moved, tc.moved)
+		}
+		if tc.moved && math.Abs(float64(got)/float64(second)-1) > 0.02 {
+			t.Fatalf("second window at %v: base %v, want about %v", second, got, second)
+		}
 	}
 }
