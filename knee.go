@@ -15,8 +15,8 @@ import (
 //     and never assumes: in drain windows, where the limit is lowered for one window (drains
 //     fall on a grid of the wall clock, so that replicas of a service drain together, and
 //     space out while they agree with base), and whenever it changes the limit, from how
-//     latency responds. Latency that follows a change
-//     of the limit is a queue; latency that does not is the no-load latency (heavier calls).
+//     latency responds. Latency that follows a change of the limit is a queue; latency that
+//     does not is the no-load latency (heavier calls).
 //   - Latency above base by more than the tolerance (the larger of 10% and three standard
 //     errors of the window's mean) cuts the limit in proportion, at most by half; latency
 //     within it holds; latency at base grows the limit, faster the longer it stays there.
@@ -460,8 +460,8 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	switch {
 	case ratio > 1+tol && (cur.binding || lasting):
 		// A queue: cut to the middle of the tolerance. After cuts that did not lower
-		// latency, hold one window (latency may lag), then cut again: cuts that do not
-		// lower it either make that latency the new base (see cutResponse). A limit that does not
+		// latency, hold one window (latency may lag), then cut again: cuts that do not lower
+		// it either make that latency the new base (see cutResponse). A limit that does not
 		// bind is cut only if the queue lasts, in the windows before this one too: one
 		// noisy window of light load is not one, however far off.
 		if k.inelastic == 1 && !k.held {
@@ -527,9 +527,9 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 // base, completions that fell well below their average, and a limit that does not bind.
 // After an overload, light load would otherwise be rejected: the average of recent windows,
 // which fades by an eighth a window, keeps room above bursts of calls shut for ten windows or
-// more, and a limit whose base no drain has confirmed drains from its calls in flight. Neither
-// tells this limit anything then: latency at base, under a limit that does not bind, is the
-// no-load latency.
+// more. It tells this limit nothing then: latency at base, under a limit that does not bind, is
+// the no-load latency. (The watch at the grid's boundary needs less: the load fell, and no window
+// read over the tolerance since; see plan.)
 func (k *kneeLimit) recovered(cur kneeWindow) bool {
 	return k.fell && k.atBase >= kneeRecovered && !cur.binding
 }
@@ -560,7 +560,7 @@ func (k *kneeLimit) set(v float64) {
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. There is no drain while latency stays about base
 // (nothing to learn) or while the limit grows. A limit that does not bind drains from the calls
-// in flight, except once the load has fallen to light load (see recovered).
+// in flight, except once the load has fallen to light load (see fell), where it watches.
 // While drains agree with base they are spaced out to every second, then every fourth boundary
 // of the grid (see drained), the same boundaries for every replica; the drains come back to every
 // boundary as soon as anything says base may have moved: a suspect base, one moved along its
@@ -580,9 +580,9 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		return toLimit(k.est)
 	}
 	// After the load fell, a drain from the calls in flight would only reject calls (see
-	// recovered): watch, even if base is suspect, until a window reads over the tolerance (see
-	// fell); one in its upper half is noise under light load, and once drained a limit from 11
-	// to 2 for 4 calls in flight.
+	// recovered): watch, even if base is suspect, until a window reads over the tolerance
+	// (fell's end); one in its upper half is noise under light load, and once drained a limit
+	// from 11 to 2 for 4 calls in flight.
 	observe := !extrapolated && k.calm <= quiet && (!k.suspect && (k.confirmed || !cur.binding && !k.started) || k.fell && !cur.binding)
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
