@@ -450,6 +450,15 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		// it, and only these measurements can correct it).
 		k.observe(cur.lat, 0, cur.n, false)
 	}
+	// Under heavy overload (four calls offered or more for each one admitted) a slot that
+	// frees up is refilled at once: the queue of the tolerance's upper half buys no goodput,
+	// only latency, so aim at its lower half. Not for a limit at which one call moves latency
+	// by more than a quarter of the tolerance: the lower half would leave it at the knee
+	// without a call of queue (a knee of 10 lost 0.7 points of goodput).
+	hold, queue, target := 1+tol/2, 1+tol, 1+tol*kneeCutTarget
+	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 {
+		hold, queue, target = 1+tol/4, 1+tol/2, 1+tol*kneeCutTarget/2
+	}
 	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {
 		k.clear++
 	} else {
@@ -458,7 +467,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		k.clear = 0
 	}
 	switch {
-	case ratio > 1+tol && (cur.binding || lasting):
+	case ratio > queue && (cur.binding || lasting):
 		// A queue: cut to the middle of the tolerance. After cuts that did not lower
 		// latency, hold one window (latency may lag), then cut again: cuts that do not lower
 		// it either make that latency the new base (see cutResponse). A limit that does not
@@ -477,7 +486,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		}
 		from := k.usage(cur, tol)
 		k.ceil = from
-		k.cut(from * (1 + tol*kneeCutTarget) / ratio)
+		k.cut(from * target / ratio)
 	case !cur.binding:
 		if cur.touched && (ratio <= 1+tol/4 && k.calm <= 1+kneeTolerance/4 || k.recovered(cur)) {
 			// Light load: keep room above the calls in flight, so that bursts are not
@@ -493,7 +502,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 			// then the average of recent windows remembers the overload, not a queue.
 			k.set(max(k.usage(cur, tol), k.est*0.8))
 		}
-	case ratio > 1+tol/2:
+	case ratio > hold:
 		// Within the tolerance: hold.
 	default:
 		// No queue: probe after one clear window; after two, grow by kneeFirstGrowth,

@@ -1095,3 +1095,19 @@ func TestKneeSecondWindowCorrectsAFirstBaseReadShort(t *testing.T) {
 		}
 	}
 }
+
+// Under heavy overload (four calls offered or more for each one admitted), a slot that frees up
+// is refilled at once: the queue of the tolerance's upper half buys no goodput, only latency, and
+// Knee aims at its lower half. Here a knee of 40 holds 42 calls (latency 1.05 times base) under a
+// demand of 200, and 43 (1.075) under a demand of 60.
+func TestKneeHeavyOverloadHoldsLessQueue(t *testing.T) {
+	for _, tc := range []struct {
+		demand float64
+		lo, hi int
+	}{{200, 41, 42}, {60, 43, 44}} {
+		_, limits := kneeClosedLoop(t, 60, func(int) kneeModel { return kneeModel{c: 40, s: kneeBase, demand: tc.demand} })
+		if m := median(limits[30:]); m < tc.lo || m > tc.hi {
+			t.Errorf("demand %v at a knee of 40: median limit %d over windows 31 to 60, want [%d, %d]; limits %v", tc.demand, m, tc.lo, tc.hi, limits)
+		}
+	}
+}
