@@ -353,8 +353,8 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	if k.depth == 0 {
 		// Watched, not drained: if latency fell clearly, other replicas drained and found
 		// base lower than this one has it: a measurement of base. Not once the load fell:
-		// then the replicas watch rather than drain (see recovered), and a window that fell
-		// is most likely noise.
+		// then the replicas watch rather than drain (see plan), and a window that fell is
+		// most likely noise.
 		if !k.fell && lat < prev.lat*(1-tol/2) && lat < k.expected()*math.Exp(-2*k.spread(cur.n)) {
 			k.observe(lat, drops, cur.n, false)
 		}
@@ -468,7 +468,8 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	switch {
 	case ratio > queue && (cur.binding || lasting):
-		// A queue: cut to the middle of the tolerance. After cuts that did not lower
+		// A queue: cut to the middle of the tolerance (its lower half under heavy overload,
+		// see above). After cuts that did not lower
 		// latency, hold one window (latency may lag), then cut again: cuts that do not lower
 		// it either make that latency the new base (see cutResponse). A limit that does not
 		// bind is cut only if the queue lasts, in the windows before this one too: one

@@ -558,12 +558,21 @@ func TestKneeIsDeterministicAndUpdateAllocatesNothing(t *testing.T) {
 // and the limit after each window: limits[k-1] after window k.
 func kneeClosedLoop(t *testing.T, windows int, dep func(k int) kneeModel) (*kneeRun, []int) {
 	t.Helper()
-	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
-	limits := make([]int, 0, windows)
+	r, limits, _ := kneeModelRun(t, 20, windows, dep)
+	return r, limits
+}
+
+// kneeModelRun runs a Knee (InitialLimit initial, MaxLimit 200) against the dependency model for
+// windows windows, the dependency of window k (from 1) being dep(k). It returns the run, and the
+// limit and the estimate after each window (limits[k-1] and estimates[k-1] after window k).
+func kneeModelRun(t *testing.T, initial, windows int, dep func(k int) kneeModel) (r *kneeRun, limits []int, estimates []float64) {
+	t.Helper()
+	r = newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: initial, MaxLimit: 200})
 	for k := 1; k <= windows; k++ {
 		limits = append(limits, r.model(dep(k)))
+		estimates = append(estimates, r.alg.Estimate())
 	}
-	return r, limits
+	return r, limits, estimates
 }
 
 // kneeSteps is the dependency of the step tests: 50ms calls, a demand of 60 calls in flight, and
@@ -983,17 +992,10 @@ func kneeDrains(estimates []float64) []int {
 	return d
 }
 
-// kneeEstimates runs a Knee (InitialLimit initial, MaxLimit 200) against the dependency model for
-// windows windows, the dependency of window k (from 1) being dep(k), and returns the estimate
-// after each window.
+// kneeEstimates returns the estimate after each window of kneeModelRun.
 func kneeEstimates(t *testing.T, initial, windows int, dep func(k int) kneeModel) []float64 {
 	t.Helper()
-	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: initial, MaxLimit: 200})
-	var e []float64
-	for k := 1; k <= windows; k++ {
-		r.model(dep(k))
-		e = append(e, r.alg.Estimate())
-	}
+	_, _, e := kneeModelRun(t, initial, windows, dep)
 	return e
 }
 
