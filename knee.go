@@ -56,6 +56,7 @@ type kneeLimit struct {
 	dropped    bool    // the last window had a few drops too many, under no sign of a queue
 	started    bool    // a queue has been seen: the startup's fast growth is over
 	confirmed  bool    // a drain has found base: until then every replica drains on the grid
+	unverified bool    // base was first measured under a limit that did not bind: one drain must check it (see plan)
 	step       float64 // the factor by which the last window changed the limit (1: none)
 
 	prev    kneeWindow
@@ -195,6 +196,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	prev := k.prev
 	k.prev = cur
 	k.windows++
+	k.unverified = k.unverified && !cur.binding // a limit that binds learns base from its own changes
 	k.age()
 	step := k.step
 	k.step = 1
@@ -234,10 +236,14 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		return k.plan(w)
 	}
 	if k.base == 0 {
-		if k.elapsed += float64(w.Duration); cur.touched && k.elapsed >= kneeSpan*lat {
-			// A first guess, uncertain: the first windows may already queue.
+		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat && (cur.touched || k.windows > 1 && k.resolves(cur.n)) {
+			// A first guess, uncertain: the first windows may already queue. Once the limit
+			// was reached, or, if it never is, from the second window (the first reads
+			// short) when a drain could check it (see plan); otherwise there is nothing to
+			// limit yet.
 			k.observe(lat, drops, cur.n, false)
-			k.short = k.windows == 1 // no drain comes before base: windows counts them all
+			k.short = k.windows == 1    // no drain comes before base: windows counts them all
+			k.unverified = !cur.binding // see plan
 		}
 		return k.grow(cur, w, tol)
 	}
@@ -391,6 +397,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// Latency fell with the limit, beyond the noise: the queue is real, and the
 		// drained latency bounds base from above.
 		k.suspect = lat < k.base*(1-tol/2)
+		k.started = true // a queue: the startup's doubling is over
 		if lat < k.base {
 			k.rebase(lat, k.spread(cur.n))
 		}
@@ -553,6 +560,12 @@ func (k *kneeLimit) usage(cur kneeWindow, tol float64) float64 {
 	return min(k.est, max(1, cur.conc*(1+tol/2)))
 }
 
+// resolves reports whether a drain of a window of n samples tells a queue from none: three
+// standard deviations of its elasticity within kneeElastic.
+func (k *kneeLimit) resolves(n float64) bool {
+	return 3*math.Sqrt2*k.spread(n)/-math.Log(1-kneeDrainDepth) <= kneeElastic
+}
+
 // cut lowers the estimate to v, by at most half.
 func (k *kneeLimit) cut(v float64) { k.set(max(k.est*0.5, min(k.est, v))) }
 
@@ -575,7 +588,8 @@ func (k *kneeLimit) set(v float64) {
 // of the grid (see drained), the same boundaries for every replica; the drains come back to every
 // boundary as soon as anything says base may have moved: a suspect base, one moved along its
 // trend, a limit that sagged below the one the last agreeing drain restored, a queue or drops
-// that came without the limit growing, cuts that did not lower latency.
+// that came without the limit growing, cuts that did not lower latency. A base first measured
+// under a limit that did not bind is checked by one drain (see verify below).
 func (k *kneeLimit) plan(w WindowSummary) int {
 	cur := k.prev
 	tol := k.tolerance(cur)
@@ -589,11 +603,17 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated {
 		return toLimit(k.est)
 	}
+	// A base first measured under a limit that did not bind may be a queue: a closed loop of
+	// fewer clients than the limit never reaches it, and nothing but admitting fewer of them
+	// tells their latency from a slower dependency's. One drain checks it, where it can tell
+	// (latency steady enough) and costs little: calls in flight that barely vary (a closed loop,
+	// whose rejected clients come back), not the bursts of open light load.
+	verify := k.unverified && k.resolves(cur.n) && cur.maxFlight <= cur.conc+math.Sqrt(cur.conc)
 	// After the load fell, a drain from the calls in flight would only reject calls (see
 	// recovered): watch, even if base is suspect, until a window reads over the tolerance
 	// (fell's end); one in its upper half is noise under light load, and once drained a limit
 	// from 11 to 2 for 4 calls in flight.
-	observe := !extrapolated && k.calm <= quiet && (!k.suspect && (k.confirmed || !cur.binding && !k.started) || k.fell && !cur.binding)
+	observe := !extrapolated && k.calm <= quiet && (!k.suspect && (k.confirmed || !cur.binding && !k.started && !verify) || k.fell && !cur.binding)
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
@@ -619,6 +639,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
 	k.windows = 0
 	k.suspect = false
+	k.unverified = false
 	return toLimit(k.est)
 }
 

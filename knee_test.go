@@ -1113,3 +1113,34 @@ func TestKneeHeavyOverloadHoldsLessQueue(t *testing.T) {
 		}
 	}
 }
+
+// A closed loop of fewer clients than the initial limit never reaches it, and its latency may
+// already be a queue: 12 clients on a knee of 8 take 1.5 times base, and nothing but admitting
+// fewer of them can tell that from a slower dependency. Base is measured from the second window
+// when a drain could tell the two apart (latency this steady), and one drain at the grid's
+// boundary checks it: here latency follows the drain down, so the limit comes down to the knee.
+// Against a knee of 40, the same drain finds no queue, the limit comes back, and light load is
+// never drained again; nor is open light load ever drained, whose bursts a drain would reject.
+func TestKneeUnreachedLimitChecksItsBaseWithOneDrain(t *testing.T) {
+	_, limits := kneeClosedLoop(t, 60, func(int) kneeModel { return kneeModel{c: 8, s: kneeBase, demand: 12} })
+	if m := median(limits[30:]); m < 8 || m > 10 {
+		t.Errorf("12 clients on a knee of 8: median limit %d over windows 31 to 60, want [8, 10]; limits %v", m, limits)
+	}
+	_, limits = kneeClosedLoop(t, 60, func(int) kneeModel { return kneeModel{c: 40, s: kneeBase, demand: 12} })
+	below := 0
+	for _, l := range limits {
+		if l < 12 {
+			below++
+		}
+	}
+	if below != 1 || limits[59] < 12 {
+		t.Errorf("12 clients on a knee of 40: %d windows with a limit below the 12 calls in flight, last limit %d; want one drain, then 12 or more; limits %v", below, limits[59], limits)
+	}
+	// Open light load: 12 calls in flight on average, in bursts of up to 18.
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	for range 60 {
+		if l := r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 18, Samples: int(12 / kneeBase.Seconds())}); l != 20 {
+			t.Fatalf("window %d of open light load (12 calls in flight, bursts of 18, limit 20): limit %d", r.k, l)
+		}
+	}
+}

@@ -260,5 +260,17 @@ func Classes() []Class {
 					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 40, Service: service, Clients: 200}}}
 			},
 		},
+		{
+			Name: "closed-few",
+			Doc:  "a closed loop of 12 clients without think time on a knee of 8: fewer than the initial limit (20), which they never reach, while their latency is already 1.5 times the service time; then 30 clients, then 10",
+			Make: func(m sim.Model, scale float64) sim.Scenario {
+				return sim.Scenario{Name: "closed-few", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: timeout, Seed: 15,
+					Phases: []sim.Phase{
+						{Duration: secs(scale, 60), Capacity: 8, Service: service, Clients: 12},
+						{Duration: secs(scale, 60), Capacity: 8, Service: service, Clients: 30},
+						{Duration: secs(scale, 60), Capacity: 8, Service: service, Clients: 10},
+					}}
+			},
+		},
 	}
 }
