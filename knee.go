@@ -400,8 +400,25 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.started = true // a queue: the startup's doubling is over
 		if lat < k.base {
 			k.rebase(lat, k.spread(cur.n))
+		} else if x := k.expected(); lat < x {
+			// Base measured above it, but moved along its trend past it: the bound holds
+			// for what base is expected to be now, trend kept (calls may still get heavier).
+			// A limit that then went back up would otherwise grow into the queue that the
+			// trend, gone on after the drift stopped, hides.
+			k.base *= lat / x
 		}
 		k.est = min(k.est, k.drainOf)
+		if e < 1 && kneeSlack/k.drainOf <= kneeTolerance {
+			// The drain crossed the knee: latency fell by the share of it that was queue,
+			// which puts the knee at the drained limit over (1-depth)^(1-e). Aim where a cut
+			// aims, not at the drained limit, which is below the knee (under noisy latency a
+			// limit left there a few windows in every ten costs a point or more of goodput).
+			// Not for a limit below 10, as for the spacing of drains above: most often a
+			// replica's share, and the replicas' drains, kept down, hold the sum of their
+			// limits near the knee.
+			_, _, target := k.bands(cur, w, tol)
+			k.est = min(k.drainOf, max(k.est, k.est*math.Pow(1-k.depth, e-1)*target))
+		}
 	default:
 		if lat < k.expected() {
 			k.observe(lat, drops, cur.n, false)
@@ -462,10 +479,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	// only latency, so aim at its lower half. Not for a limit at which one call moves latency
 	// by more than a quarter of the tolerance: the lower half would leave it at the knee
 	// without a call of queue (a knee of 10 lost 0.7 points of goodput).
-	hold, queue, target := 1+tol/2, 1+tol, 1+tol*kneeCutTarget
-	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 {
-		hold, queue, target = 1+tol/4, 1+tol/2, 1+tol*kneeCutTarget/2
-	}
+	hold, queue, target := k.bands(cur, w, tol)
 	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {
 		k.clear++
 	} else {
@@ -538,6 +552,17 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		}
 	}
 	return k.plan(w)
+}
+
+// bands returns the bands of latency over base (as ratios) a window is read in: at or below
+// hold the limit may grow, above queue it is cut, between the two it holds; a cut aims at
+// target. Target is the middle of the tolerance, or its lower half under heavy overload (see
+// grow).
+func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, queue, target float64) {
+	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 {
+		return 1 + tol/4, 1 + tol/2, 1 + tol*kneeCutTarget/2
+	}
+	return 1 + tol/2, 1 + tol, 1 + tol*kneeCutTarget
 }
 
 // recovered reports whether the load fell to light load: kneeRecovered windows in a row about

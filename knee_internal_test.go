@@ -68,3 +68,24 @@ func TestKneeDrainsWhileBaseIsExtrapolated(t *testing.T) {
 		t.Error("no drain with base moved by 9% along its trend since its last measurement")
 	}
 }
+
+// A drain whose latency fell with the limit bounds base from above: when that latency lies
+// between base as last measured and base moved along its trend since, the trend went past the
+// no-load latency (calls stopped getting heavier), and base is brought down to that latency,
+// its trend kept.
+func TestKneeElasticDrainBoundsTheExtrapolatedBase(t *testing.T) {
+	k := &kneeLimit{est: 34, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
+		base: 50e6, trend: 0.01, since: 9, confirmed: true, started: true, calm: 1,
+		drainOf: 40, depth: kneeDrainDepth}
+	before := k.expected() // about 54.7ms
+	prev := kneeWindow{lat: 60e6, n: 700, binding: true, limit: 40}
+	lat := 52e6 // fell by 13.3% for a drain of 15%: elasticity 0.88, a queue
+	cur := kneeWindow{lat: lat, n: 650, binding: true, drain: true, limit: 34}
+	k.drained(prev, cur, WindowSummary{Samples: 650, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0, 0.1)
+	if got := k.expected(); math.Abs(got-lat) > 1 || before <= lat {
+		t.Errorf("expected base %.0f after a drain read %.0f (it was %.0f), want the drained latency", got, lat, before)
+	}
+	if k.trend != 0.01 {
+		t.Errorf("trend %v after the drain, want 0.01 kept", k.trend)
+	}
+}

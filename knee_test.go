@@ -461,6 +461,36 @@ func TestKneeElasticDrainLowersBaseAndKeepsTheLowerLimit(t *testing.T) {
 	}
 }
 
+func TestKneeDrainThatCrossesTheKneeAimsAboveIt(t *testing.T) {
+	// Latency fell with the drain, but by less than the drain: part of the drained share was
+	// queue, the rest idle slots. With elasticity e the knee is at the drained limit over
+	// 0.85^(1-e); the limit goes where a cut aims, the middle of the tolerance above that knee,
+	// not back to where it queued, nor down to the drained limit, which is below the knee. A
+	// drain at least as elastic as the limit (e >= 1) keeps the drained limit (see
+	// TestKneeElasticDrainLowersBaseAndKeepsTheLowerLimit).
+	for _, e := range []float64{0.6, 0.75, 0.9, 1.2} {
+		r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+		lat := scale(kneeBase, kneeHold)
+		for r.k < 9 {
+			r.bound(lat)
+		}
+		undrained := r.alg.Estimate() / 0.85
+		drained := r.alg.Estimate()
+		r.bound(scale(lat, math.Pow(0.85, e)))
+		got := r.alg.Estimate()
+		if e >= 1 {
+			if got != drained {
+				t.Fatalf("e %v: estimate %v, want the drained %v kept", e, got, drained)
+			}
+			continue
+		}
+		knee := drained / math.Pow(0.85, 1-e)
+		if got < knee*1.05 || got > knee*1.08 || got >= undrained {
+			t.Fatalf("e %v: estimate %v after the drain from %v to %v, want 5%% to 8%% above the knee %v", e, got, undrained, drained, knee)
+		}
+	}
+}
+
 func TestKneeHeavierCallsMoveBaseAfterTwoCutsThatDoNotLowerLatency(t *testing.T) {
 	// Calls become 30% heavier: latency rises although nothing queues (the limit, 20, is below
 	// the knee, 40). Cuts do not lower it. After two such cuts (the second one two windows
