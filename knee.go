@@ -533,9 +533,13 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		if !k.started && k.clear >= 1 {
 			// Startup: no queue seen yet. Double the limit each window while latency stays at base.
 			k.set(k.est * (1 + kneeStartup))
-		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil || k.extrapolated(tol) {
+		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil && (!k.confirmed || kneeSlack/k.est > kneeTolerance) || k.extrapolated(tol) {
 			// Near the knee: probe up by a constant step, the same for every replica of a
 			// service, so that cuts in proportion and equal steps up even out their shares.
+			// Near the last queue only while base is unconfirmed (it may be too high, and
+			// latency look clear under a queue) or the limit is below 10 (most often a
+			// replica's share): otherwise two clear windows there mean the knee moved up, and
+			// the limit grows in the second (see below), not only from the next.
 			k.set(k.est + kneeProbe)
 		} else {
 			// Clearly below the knee: double the growth each clear window.

@@ -324,6 +324,37 @@ func TestKneeConfirmedBaseGrowsPastTheLastQueue(t *testing.T) {
 	}
 }
 
+// Near the limit at which the last queue was seen, the limit probes by constant steps: the knee
+// is most likely there. Once a drain has confirmed base, the second clear window in a row
+// already shows that the knee has moved up (calls got lighter, or capacity grew), and the limit
+// grows by 25% in that window; an unconfirmed base (it may be too high) keeps probing.
+func TestKneeConfirmedBaseGrowsAtOnceNearTheLastQueue(t *testing.T) {
+	for _, confirmed := range []bool{true, false} {
+		var r *kneeRun
+		lat := kneeBase
+		if confirmed {
+			r, lat = kneeConfirmed(t, r4c.AdaptiveLimitConfig{})
+		} else {
+			r = kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+		}
+		queued := r.alg.Estimate()
+		r.bound(scale(lat, 1.15)) // a queue: a small cut, and the limit remembers where it was seen
+		if cut := r.alg.Estimate(); cut >= queued || cut < 0.85*queued {
+			t.Fatalf("confirmed %v: latency 1.15 times base: estimate %v, want a small cut from %v", confirmed, cut, queued)
+		}
+		first := r.bound(lat)
+		before := r.alg.Estimate()
+		r.bound(lat)
+		got, want := r.alg.Estimate(), before+kneeProbeUp
+		if confirmed {
+			want = before * 1.25
+		}
+		if math.Abs(got-want) > 1e-9 {
+			t.Fatalf("confirmed %v: second clear window near the last queue: estimate %v -> %v, want %v (limit %d after the first)", confirmed, before, got, want, first)
+		}
+	}
+}
+
 // A small limit tolerates one call of queue at the least: a limit of 5 holds with latency 15%
 // above base, where a limit of 40 (10% tolerance) cuts. Between two arrivals a worker would
 // otherwise sit idle; and of replicas with unequal shares, the smaller tolerates more, which
