@@ -375,9 +375,8 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	// standard deviations of its elasticity) and found base where it was expected (within a
 	// quarter of the tolerance) has nothing more to teach: the next drains are spaced out
 	// (see plan). Not where latency lags a window (the drain's response is read late), nor for
-	// a limit below 10, whose tolerance is its one call of slack: most often a replica's share,
-	// and the replicas' drains, together, hold the sum of their limits near the knee.
-	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 && !cur.lags && kneeSlack/k.drainOf <= kneeTolerance &&
+	// a small share (see smallShare), whose tolerance is its one call of slack.
+	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 && !cur.lags && !smallShare(k.drainOf) &&
 		e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && e <= kneeElastic
 	spacing := k.spacing
 	k.spacing = 1
@@ -408,14 +407,12 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 			k.base *= lat / x
 		}
 		k.est = min(k.est, k.drainOf)
-		if e < 1 && kneeSlack/k.drainOf <= kneeTolerance {
+		if e < 1 && !smallShare(k.drainOf) {
 			// The drain crossed the knee: latency fell by the share of it that was queue,
 			// which puts the knee at the drained limit over (1-depth)^(1-e). Aim where a cut
 			// aims, not at the drained limit, which is below the knee (under noisy latency a
 			// limit left there a few windows in every ten costs a point or more of goodput).
-			// Not for a limit below 10, as for the spacing of drains above: most often a
-			// replica's share, and the replicas' drains, kept down, hold the sum of their
-			// limits near the knee.
+			// Not for a small share (see smallShare).
 			_, _, target := k.bands(cur, w, tol)
 			k.est = min(k.drainOf, max(k.est, k.est*math.Pow(1-k.depth, e-1)*target))
 		}
@@ -533,12 +530,12 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		if !k.started && k.clear >= 1 {
 			// Startup: no queue seen yet. Double the limit each window while latency stays at base.
 			k.set(k.est * (1 + kneeStartup))
-		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil && (!k.confirmed || kneeSlack/k.est > kneeTolerance) || k.extrapolated(tol) {
+		} else if k.clear < 2 || k.ceil > 0 && k.est > 0.85*k.ceil && (!k.confirmed || smallShare(k.est)) || k.extrapolated(tol) {
 			// Near the knee: probe up by a constant step, the same for every replica of a
 			// service, so that cuts in proportion and equal steps up even out their shares.
 			// Near the last queue only while base is unconfirmed (it may be too high, and
-			// latency look clear under a queue) or the limit is below 10 (most often a
-			// replica's share): otherwise two clear windows there mean the knee moved up, and
+			// latency look clear under a queue) or the limit is a small share (see
+			// smallShare): otherwise two clear windows there mean the knee moved up, and
 			// the limit grows in the second (see below), not only from the next.
 			k.set(k.est + kneeProbe)
 		} else {
@@ -557,6 +554,13 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	return k.plan(w)
 }
+
+// smallShare reports whether a limit is below 10, where its one call of slack is more than the
+// tolerance: most often a replica's share. The replicas' drains, kept down and on every
+// boundary, hold the sum of their limits near the knee, and the rules that would let one limit
+// grow back sooner (spaced drains, a drain across the knee, growth near the last queue) cost
+// replicas their fair shares there.
+func smallShare(limit float64) bool { return kneeSlack/limit > kneeTolerance }
 
 // bands returns the bands of latency over base (as ratios) a window is read in: at or below
 // hold the limit may grow, above queue it is cut, between the two it holds; a cut aims at
