@@ -68,8 +68,11 @@ type AdaptiveLimitHandle struct {
 	alg AdaptiveAlgorithm
 	// guard is alg when it is Gradient2 with DropGuard on, else nil: windows with a significant
 	// share of drops go to guard.overloaded instead of Update (see dropGuarded).
-	guard         *gradient2Limit
-	guarded       int64 // windows that went to guard.overloaded
+	guard   *gradient2Limit
+	guarded int64 // windows that went to guard.overloaded
+	// sizer is alg when it chooses the length of its next window (Knee, while it climbs), else
+	// nil: every window is then windowNanos long.
+	sizer         windowSizer
 	spillSum      int64 // samples moved out of the packed word, still in the current window
 	spillCount    int64
 	spillDrop     bool
@@ -125,6 +128,7 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 	if g, ok := l.alg.(*gradient2Limit); ok && cfg.DropGuard != Off {
 		l.guard = g
 	}
+	l.sizer, _ = l.alg.(windowSizer)
 	if cfg.MaxLimit <= maxPackedLimit {
 		l.lockedAbove = (1 << 43) / int64(cfg.MaxLimit)
 	}
@@ -325,7 +329,13 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	l.drops += l.spillDrops
 	l.spillSum, l.spillCount, l.spillDrop, l.spillDrops = 0, 0, false, 0
 	l.windowStart, l.rejectedStart = now, rejected
-	l.windowEnd.Store(now + l.windowNanos)
+	next := l.windowNanos
+	if l.sizer != nil {
+		if d := int64(l.sizer.nextWindow()); d > 0 && d < next {
+			next = d
+		}
+	}
+	l.windowEnd.Store(now + next)
 	l.windows++
 	l.windowLatency = summary.AvgLatency
 	l.windowSamples = count

@@ -42,6 +42,15 @@ type AdaptiveAlgorithm interface {
 	Estimate() float64
 }
 
+// windowSizer is an algorithm that chooses the length of its next window: Knee shortens the
+// windows that follow a fast growth of its limit (see kneeLimit.shortWindow). The engine asks
+// after each Update; 0, or anything not shorter than the configured Window, means the Window.
+// It is unexported: a window shorter than the configured one is a decision of the built-in
+// algorithms, each of which documents when it makes it.
+type windowSizer interface {
+	nextWindow() time.Duration
+}
+
 // NewAdaptiveAlgorithm returns the algorithm that cfg selects, resolved over the built-in
 // defaults, with its limit at cfg's InitialLimit. Only the algorithm's own settings matter here
 // (Window, MinWindowSamples and DropOn belong to the engine); Config must be empty, since

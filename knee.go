@@ -71,6 +71,7 @@ type kneeLimit struct {
 	grew    bool          // the last window's decision grew the limit
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
 	short   bool          // base was first measured on the first window, which reads short
+	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -132,6 +133,7 @@ func (k *kneeLimit) NoLoadLatency() time.Duration {
 
 // Update applies one window.
 func (k *kneeLimit) Update(w WindowSummary) int {
+	k.next = 0
 	if k.pooled.Samples > 0 {
 		w = pool(k.pooled, w)
 		k.pooled = WindowSummary{}
@@ -227,9 +229,10 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		k.clear = 0   // a window with too many drops breaks a row of clear windows
 		from := k.usage(cur, tol)
 		k.ceil = from
-		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) {
-			// Calls time out although latency just looked like base: base was measured
-			// through a queue. Drain to measure it again.
+		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) && !k.grew {
+			// Calls time out although latency just looked like base, under the same limit:
+			// base was measured through a queue. Drain to measure it again. (After a growth,
+			// the growth explains them.)
 			k.suspect = true
 		}
 		k.cut(from * max(0.5, 1-excess))
@@ -275,6 +278,12 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 			// Growth, and latency rose in proportion from a window whose latency was about
 			// base: that window queued as well, so base was measured through a queue.
 			k.suspect = true
+		} else if dl/math.Log(step) < kneeElastic/2 && !k.suspect && prev.lat < k.expected()*(1+tol/4) && lat < k.expected()*(1+tol/4) {
+			// Growth, and latency did not follow it, from a window at base to one at base:
+			// the window before was below the knee, and its latency, which base agrees with,
+			// was the no-load latency. A drain would teach no more (it is a growth read the
+			// other way): base is confirmed.
+			k.confirmed = true
 		}
 	}
 	return k.grow(cur, w, tol)
@@ -546,6 +555,9 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 			}
 			k.set(k.est * (1 + min(g, kneeFastGrowth)))
 		}
+		if k.step >= 1+kneeFirstGrowth && !smallShare(k.est) {
+			k.next = k.shortWindow(cur)
+		}
 		if k.ceil > 0 && (k.est > 1.1*k.ceil || k.clear >= 2 && k.confirmed) {
 			// Past the last queue without one, or clear windows at a base a drain has
 			// confirmed: the knee has moved up (or drift had eroded the limit).
@@ -553,6 +565,31 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		}
 	}
 	return k.plan(w)
+}
+
+// nextWindow returns the length of the next window (0: the configured one).
+func (k *kneeLimit) nextWindow() time.Duration { return k.next }
+
+// shortWindow returns the length of the window after a fast growth of the limit, shorter than
+// the configured one where that suffices: a climb towards a knee far above (a capacity that
+// rose, a cold start) then takes a few short windows rather than a few seconds of calls
+// rejected that the dependency could serve. The window must hold ten latencies and a quarter
+// more (its latency then answers the growth within it, see kneeWindow.lags), and, at the rate
+// the grown limit admits without a queue, the samples that keep its tolerance at kneeTolerance
+// (three standard deviations of its mean latency within it). The growth that follows is
+// decided on that window as on any other. Not before the spread of latency is measured (a
+// limit that changes every window from the start measures none: it climbs on whole windows).
+func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
+	if k.noiseN == 0 || cur.rate <= 0 {
+		return 0
+	}
+	sd := kneeTolerance / 3
+	need := k.noise * k.noise / (sd*sd - kneeFloor*kneeFloor) // samples
+	d := max(1.25*kneeSpan*cur.lat, need/(cur.rate*k.step)*1e9)
+	if d >= float64(k.window) {
+		return 0
+	}
+	return time.Duration(d)
 }
 
 // smallShare reports whether a limit is below 10, where its one call of slack is more than the
@@ -664,6 +701,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		}
 		return toLimit(k.est)
 	}
+	k.next = 0 // a drain window is a whole one: it measures base
 	k.depth = kneeDrainDepth
 	if k.suspect {
 		k.depth *= 2

@@ -143,3 +143,41 @@ func TestKneeEngineFindsTheKneeAndFollowsItDown(t *testing.T) {
 	m.c = 10
 	fallsBelow(t, m.limits(30), 15, 15, "the knee fell from 40 to 10", "seconds")
 }
+
+// After the knee rises far above the limit, Knee climbs on windows shorter than the configured
+// one of 1s: each window that follows a growth of 25% or more holds ten latencies and a quarter
+// more (here about 0.7s), and the limit reaches the new knee sooner.
+func TestKneeEngineClimbsOnShortWindows(t *testing.T) {
+	// One call every half millisecond, 50ms each without load: a demand of 100 calls in
+	// flight, 10 times a knee of 10.
+	m := newKneeSim(t, 500*time.Microsecond, 50*time.Millisecond, 10)
+	m.limits(60)
+	m.c = 60
+	var ends []time.Duration // when each window ended, to 10ms
+	var limits []int         // the limit each window set
+	reached := time.Duration(0)
+	for windows := m.h.Snapshot().Windows; m.now < 75*time.Second; {
+		m.run(m.now + 10*time.Millisecond)
+		if w := m.h.Snapshot().Windows; w != windows {
+			windows = w
+			ends, limits = append(ends, m.now), append(limits, m.h.Limit())
+		}
+		if reached == 0 && m.h.Limit() >= 54 {
+			reached = m.now - 60*time.Second
+		}
+	}
+	short := 0
+	for i := 1; i+1 < len(ends); i++ {
+		if d := ends[i+1] - ends[i]; limits[i]*4 >= limits[i-1]*5 && d < 800*time.Millisecond {
+			short++
+		} else if d < 990*time.Millisecond {
+			t.Errorf("window %d lasted %v after the limit went from %d to %d: only a growth of 25%% or more shortens the next", i+1, d, limits[i-1], limits[i])
+		}
+	}
+	if short < 3 {
+		t.Errorf("the knee rose from 10 to 60: %d windows after a fast growth were short, want 3 or more; window ends %v, limits %v", short, ends, limits)
+	}
+	if reached == 0 || reached > 5500*time.Millisecond {
+		t.Errorf("the knee rose from 10 to 60: the limit reached 54 after %v (0: not within 15s), want 5.5s at most", reached)
+	}
+}

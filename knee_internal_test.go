@@ -89,3 +89,32 @@ func TestKneeElasticDrainBoundsTheExtrapolatedBase(t *testing.T) {
 		t.Errorf("trend %v after the drain, want 0.01 kept", k.trend)
 	}
 }
+
+// The window after a fast growth holds ten latencies and a quarter more, and the samples that
+// keep the tolerance at 10% at the rate the grown limit admits; never the configured window or
+// more (0 then), and not before the spread of latency is measured.
+func TestKneeShortWindowHoldsTenLatenciesAndEnoughSamples(t *testing.T) {
+	at := func(noise float64, noiseN int, lat, rate, step float64) time.Duration {
+		k := &kneeLimit{window: time.Second, noise: noise, noiseN: noiseN, step: step}
+		return k.shortWindow(kneeWindow{lat: lat, rate: rate})
+	}
+	// Little noise (uniform ±10%): ten latencies and a quarter of 50ms.
+	if got := at(0.06, 8, 50e6, 800, 2); got != 625*time.Millisecond {
+		t.Errorf("50ms calls, spread 0.06: next window %v, want 625ms", got)
+	}
+	// Exponential service (spread 1): about 920 samples, 0.575s at 1600 calls a second.
+	if got := at(1, 8, 20e6, 800, 2); got < 570*time.Millisecond || got > 580*time.Millisecond {
+		t.Errorf("20ms calls, spread 1, 1600 calls a second: next window %v, want about 575ms", got)
+	}
+	// Too few calls a second for that in less than the window: the whole window.
+	if got := at(1, 8, 20e6, 400, 2); got != 0 {
+		t.Errorf("spread 1, 800 calls a second: next window %v, want 0 (the configured one)", got)
+	}
+	// Calls of 100ms: ten latencies and a quarter exceed the window.
+	if got := at(0.06, 8, 100e6, 400, 2); got != 0 {
+		t.Errorf("100ms calls: next window %v, want 0", got)
+	}
+	if got := at(0, 0, 50e6, 800, 2); got != 0 {
+		t.Errorf("spread not yet measured: next window %v, want 0", got)
+	}
+}
