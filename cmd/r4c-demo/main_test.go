@@ -28,7 +28,7 @@ func TestOutputDeterministic(t *testing.T) {
 		t.Errorf("two runs with the same seed printed different output:\n%s\nthen:\n%s", first, second)
 	}
 	// The default algorithms: knee beside gradient2, in that order.
-	for _, want := range []string{"knee:      windows of 1s", "gradient2: windows of 100ms", "| knee (timeout 75ms)", "  10s   60 |",
+	for _, want := range []string{"knee:      windows of 1s", "gradient2: windows of 100ms", "| knee (timeout 150ms)", "  10s   60 |",
 		"- capacity", "K knee   G gradient2   k,g on capacity", "7-10s"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("output lacks %q:\n%s", want, first)
@@ -76,9 +76,9 @@ func TestReportMatchesRuns(t *testing.T) {
 	}
 	for _, want := range []string{
 		"G gradient2   A aimd   V vegas   K knee   g,a,v,k on capacity",
-		"           | gradient2                  | aimd (timeout 75ms)               | vegas (timeout 75ms)              | knee (timeout 75ms)\n",
+		"           | gradient2 (timeout 150ms)         | aimd (timeout 150ms)              | vegas (timeout 150ms)             | knee (timeout 150ms)\n",
 		"                      | gradient2                     | aimd                          | vegas                         | knee\n",
-		"vegas:     windows of 1s, limit from 20 (1 to 200), timeout 75ms (a drop)\n",
+		"vegas:     windows of 1s, limit from 20 (1 to 200), timeout 150ms (a drop)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -151,7 +151,7 @@ type Config struct {
 const (
 	demoBase     = 50 * time.Millisecond
 	demoJitter   = 0.1
-	demoTimeout  = 75 * time.Millisecond // all but Gradient2: 1.5x the base latency
+	demoTimeout  = 150 * time.Millisecond // every algorithm: 3x the base latency, as in the quality bench
 	demoOverload = 1.5
 )
 
@@ -172,18 +172,15 @@ func DemoLimit(alg r4c.LimitAlgorithm) r4c.AdaptiveLimitConfig {
 	return c
 }
 
-// DemoConfig returns the demo's configuration of a run of alg over pattern. Gradient2 sees only
-// latency; every other algorithm has a timeout inside the limit, as the library recommends: AIMD
-// reacts to nothing else, and Vegas and Knee cut the limit on drops too.
+// DemoConfig returns the demo's configuration of a run of alg over pattern. Every algorithm has
+// the same timeout inside the limit, as the library recommends (AIMD reacts to nothing else;
+// Vegas and Knee cut the limit on drops too, and Gradient2's drop guard backs it off on them),
+// so that the algorithms are compared on the same calls.
 func DemoConfig(alg r4c.LimitAlgorithm, pattern Pattern, seconds int, seed uint64) Config {
-	c := Config{
+	return Config{
 		Pattern: pattern, Seconds: seconds, Seed: seed, Limit: DemoLimit(alg),
-		Base: demoBase, Jitter: demoJitter, Overload: demoOverload,
+		Base: demoBase, Jitter: demoJitter, Overload: demoOverload, Timeout: demoTimeout,
 	}
-	if alg != r4c.Gradient2 {
-		c.Timeout = demoTimeout
-	}
-	return c
 }
 
 // Second is what happened during one simulated second of a run.
