@@ -404,16 +404,26 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// was measured through a queue: drain deeper, sooner.
 		// Latency fell with the limit, beyond the noise: the queue is real, and the
 		// drained latency bounds base from above.
-		k.suspect = lat < k.base*(1-tol/2)
+		// Once a drain or a growth has confirmed base, the bound is the drained latency plus
+		// three standard deviations of its window's mean: a window that reads low by chance
+		// (a few percent, with few samples or noisy calls) would otherwise set base below the
+		// no-load latency, and every window after it would read as a queue. Before (a cold
+		// start's base, measured through its queue, must come down at once), and for a small
+		// share (the replicas' bases come down only by their drains), the latency itself.
+		bound := lat
+		if k.confirmed && !smallShare(k.drainOf) {
+			bound *= math.Exp(3 * k.spread(cur.n))
+		}
+		k.suspect = bound < k.base*(1-tol/2)
 		k.started = true // a queue: the startup's doubling is over
-		if lat < k.base {
-			k.rebase(lat, k.spread(cur.n))
-		} else if x := k.expected(); lat < x {
+		if bound < k.base {
+			k.rebase(bound, k.spread(cur.n))
+		} else if x := k.expected(); bound < x {
 			// Base measured above it, but moved along its trend past it: the bound holds
 			// for what base is expected to be now, trend kept (calls may still get heavier).
 			// A limit that then went back up would otherwise grow into the queue that the
 			// trend, gone on after the drift stopped, hides.
-			k.base *= lat / x
+			k.base *= bound / x
 		}
 		k.est = min(k.est, k.drainOf)
 		if e < 1 && !smallShare(k.drainOf) {

@@ -71,22 +71,51 @@ func TestKneeDrainsWhileBaseIsExtrapolated(t *testing.T) {
 
 // A drain whose latency fell with the limit bounds base from above: when that latency lies
 // between base as last measured and base moved along its trend since, the trend went past the
-// no-load latency (calls stopped getting heavier), and base is brought down to that latency,
-// its trend kept.
+// no-load latency (calls stopped getting heavier), and base is brought down to that bound, its
+// trend kept. The bound is the drained latency itself while base is unconfirmed, and that
+// latency plus three standard deviations of its window's mean once base is confirmed.
 func TestKneeElasticDrainBoundsTheExtrapolatedBase(t *testing.T) {
-	k := &kneeLimit{est: 34, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
-		base: 50e6, trend: 0.01, since: 9, confirmed: true, started: true, calm: 1,
-		drainOf: 40, depth: kneeDrainDepth}
-	before := k.expected() // about 54.7ms
-	prev := kneeWindow{lat: 60e6, n: 700, binding: true, limit: 40}
-	lat := 52e6 // fell by 13.3% for a drain of 15%: elasticity 0.88, a queue
-	cur := kneeWindow{lat: lat, n: 650, binding: true, drain: true, limit: 34}
-	k.drained(prev, cur, WindowSummary{Samples: 650, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0, 0.1)
-	if got := k.expected(); math.Abs(got-lat) > 1 || before <= lat {
-		t.Errorf("expected base %.0f after a drain read %.0f (it was %.0f), want the drained latency", got, lat, before)
+	for _, confirmed := range []bool{false, true} {
+		k := &kneeLimit{est: 34, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
+			base: 50e6, trend: 0.01, since: 9, confirmed: confirmed, started: true, calm: 1,
+			drainOf: 40, depth: kneeDrainDepth}
+		before := k.expected() // about 54.7ms
+		prev := kneeWindow{lat: 60e6, n: 700, binding: true, limit: 40}
+		lat := 52e6 // fell by 13.3% for a drain of 15%: elasticity 0.88, a queue
+		cur := kneeWindow{lat: lat, n: 650, binding: true, drain: true, limit: 34}
+		k.drained(prev, cur, WindowSummary{Samples: 650, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0, 0.1)
+		want := lat
+		if confirmed {
+			want *= math.Exp(3 * math.Sqrt(0.1*0.1/650+kneeFloor*kneeFloor)) // about 53ms
+		}
+		if got := k.expected(); math.Abs(got-want) > 1 || before <= want {
+			t.Errorf("confirmed %v: expected base %.0f after a drain read %.0f (it was %.0f), want %.0f", confirmed, got, lat, before, want)
+		}
+		if k.trend != 0.01 {
+			t.Errorf("confirmed %v: trend %v after the drain, want 0.01 kept", confirmed, k.trend)
+		}
 	}
-	if k.trend != 0.01 {
-		t.Errorf("trend %v after the drain, want 0.01 kept", k.trend)
+}
+
+// A confirmed base is not pulled down by a drain whose latency, though it fell with the limit,
+// reads below base by less than the noise of its window's mean: with 200 samples of noisy calls
+// (a spread of 0.5 per call, 3.5% for the mean) a drain that reads 3% low would otherwise set base
+// below the no-load latency, and make it suspect. An unconfirmed base takes the drained latency.
+func TestKneeConfirmedBaseIgnoresADrainThatReadsLowWithinTheNoise(t *testing.T) {
+	for _, confirmed := range []bool{false, true} {
+		k := &kneeLimit{est: 17, min: 1, max: 200, window: time.Second, noise: 0.5, noiseN: 8, step: 1,
+			base: 50e6, confirmed: confirmed, started: true, calm: 1, drainOf: 20, depth: kneeDrainDepth}
+		prev := kneeWindow{lat: 58e6, n: 340, binding: true, limit: 20}
+		lat := 48.5e6 // fell by 16.4% for a drain of 15%: a queue, by this pair of windows
+		cur := kneeWindow{lat: lat, n: 200, binding: true, drain: true, limit: 17}
+		k.drained(prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0, 0.1)
+		want := 50e6
+		if !confirmed {
+			want = lat
+		}
+		if got := k.expected(); math.Abs(got-want) > 1 {
+			t.Errorf("confirmed %v: base %.0f after a drain read %.0f, want %.0f", confirmed, got, lat, want)
+		}
 	}
 }
 
