@@ -404,15 +404,17 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// was measured through a queue: drain deeper, sooner.
 		// Latency fell with the limit, beyond the noise: the queue is real, and the
 		// drained latency bounds base from above.
-		// Once a drain or a growth has confirmed base, the bound is the drained latency plus
-		// three standard deviations of its window's mean: a window that reads low by chance
-		// (a few percent, with few samples or noisy calls) would otherwise set base below the
-		// no-load latency, and every window after it would read as a queue. Before (a cold
-		// start's base, measured through its queue, must come down at once), and for a small
-		// share (the replicas' bases come down only by their drains), the latency itself.
+		// Once a drain or a growth has confirmed base, or base is known four times more
+		// precisely than the drained window's mean (measured over many windows of light load),
+		// the bound is the drained latency plus three standard deviations of that mean: a
+		// window that reads low by chance (a few percent, with few samples or noisy calls)
+		// would otherwise set base below the no-load latency, and every window after it would
+		// read as a queue. Otherwise (a cold start's base, measured through its queue, must
+		// come down at once), and for a small share (the replicas' bases come down only by
+		// their drains), the latency itself.
 		bound := lat
-		if k.confirmed && !smallShare(k.drainOf) {
-			bound *= math.Exp(3 * k.spread(cur.n))
+		if sd := k.spread(cur.n); (k.confirmed || 4*k.varb < sd*sd) && !smallShare(k.drainOf) {
+			bound *= math.Exp(3 * sd)
 		}
 		k.suspect = bound < k.base*(1-tol/2)
 		k.started = true // a queue: the startup's doubling is over
