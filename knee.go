@@ -24,6 +24,8 @@ import (
 //   - A window in which the limit did not bind changes it only to keep room above the calls
 //     in flight (light load is never rejected), or, when the dependency queues, to bring it
 //     down to them (a replica whose limit does not bind takes more than its share).
+//   - After a growth of a quarter or more, the next window is shorter than the configured one
+//     where its latency can still be read (see shortWindow): a climb takes a few short windows.
 //
 // It is deterministic: it draws nothing at random. It is not safe for concurrent use on its own;
 // the engine calls it under its window lock.
