@@ -24,6 +24,8 @@ import (
 //   - A window in which the limit did not bind changes it only to keep room above the calls
 //     in flight (light load is never rejected), or, when the dependency queues, to bring it
 //     down to them (a replica whose limit does not bind takes more than its share).
+//   - A queue that vanishes under the limit that queued doubles the limit at once: the knee
+//     rose past it (see queueVanished).
 //   - After a growth of a quarter or more, the next window is shorter than the configured one
 //     where its latency can still be read (see shortWindow): a climb takes a few short windows.
 //
@@ -52,6 +54,8 @@ type kneeLimit struct {
 	fell       bool    // completions fell well below their average, latency about base: the load fell (until a queue)
 	clear      int     // windows in a row in which the limit bound with latency about base
 	ceil       float64 // the limit at which a queue was last seen; 0: none
+	queueAt    float64 // the limit of the last window that bound with latency above the tolerance's lower half, not right after a cut
+	queueLat   float64 // that window's latency (ns): see queueVanished
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
 	inelastic  int     // cuts in a row after which latency did not fall (see cutResponse)
 	held       bool    // a cut was held back to see whether latency falls without it
@@ -110,6 +114,7 @@ const (
 	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
 	kneeLoadFell     = 0.75  // completions per second below this share of their average: the load fell
 	kneeRecovered    = 3     // windows about base in a row, the load fallen, before a queue is history
+	kneeRose         = 4     // clear windows a queue that vanished under its limit counts as: the limit doubles
 	kneeMaxSpacing   = 4     // drains agreeing with base space out to every this many boundaries of the grid
 	kneeSagged       = 0.925 // ... until the limit falls below this share of the one they restored
 )
@@ -500,12 +505,22 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	// by more than a quarter of the tolerance: the lower half would leave it at the knee
 	// without a call of queue (a knee of 10 lost 0.7 points of goodput).
 	hold, queue, target := k.bands(cur, w, tol)
-	if cur.binding && ratio <= 1+tol/4 && !k.older.drain {
+	clearWindow := cur.binding && ratio <= 1+tol/4
+	if clearWindow && !k.older.drain {
 		k.clear++
 	} else {
 		// The window after a drain does not count: the drain, not spare capacity, may
 		// have lowered its latency.
 		k.clear = 0
+	}
+	if clearWindow && k.clear < 2 && k.queueVanished(cur) {
+		// The first clear window, not yet a row: it shows what a row would (see queueVanished).
+		k.clear = kneeRose
+	}
+	if cur.binding && ratio > hold && toLimit(cur.limit) >= toLimit(k.older.limit) {
+		// A queue under a limit that was not just cut (the window after a cut may still
+		// hold calls admitted above it): remember it for queueVanished.
+		k.queueAt, k.queueLat = cur.limit, cur.lat
 	}
 	switch {
 	case ratio > queue && (cur.binding || lasting):
@@ -579,6 +594,18 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		}
 	}
 	return k.plan(w)
+}
+
+// queueVanished reports whether a clear window (see grow) shows that the knee rose past the
+// limit: latency fell, beyond the noise of two windows, from that of the last queue seen under a
+// limit as high or higher, which was not a window right after a cut. Latency that falls
+// because the limit fell is the queue's answer to the cut; latency that falls under the limit
+// that queued means the dependency serves more at once than before (capacity grew). Not where
+// latency lags a window (a long call's latency answers a change late), nor for a small share
+// (see smallShare), whose windows swing with the other replicas' limits.
+func (k *kneeLimit) queueVanished(cur kneeWindow) bool {
+	return k.queueAt > 0 && !cur.lags && !smallShare(k.est) && toLimit(cur.limit) >= toLimit(k.queueAt) &&
+		math.Log(k.queueLat/cur.lat) > max(0.04, 3*math.Sqrt2*k.spread(cur.n))
 }
 
 // nextWindow returns the length of the next window (0: the configured one).

@@ -363,6 +363,38 @@ func growsAtOnceNearTheLastQueue(t *testing.T, r *kneeRun, lat time.Duration, gr
 	}
 }
 
+// A queue that vanishes under the limit it was seen at means the knee rose past that limit (the
+// dependency serves more at once): the first clear window doubles the limit, as the fourth of a
+// row would, rather than probing and then growing by 25%. Latency that falls because the limit
+// was cut is the cut's answer, and so is a queue read in the window right after a cut (calls
+// admitted above the new limit may still be in flight): neither counts.
+func TestKneeQueueThatVanishesUnderItsLimitDoublesIt(t *testing.T) {
+	for _, c := range []struct {
+		what    string
+		queue   func(r *kneeRun, held time.Duration) // the windows before the clear one
+		doubles bool
+	}{
+		{"a held queue, then base under the same limit", func(r *kneeRun, held time.Duration) { r.bound(held) }, true},
+		{"a queue cut, then base under the lower limit", func(r *kneeRun, held time.Duration) { r.bound(scale(held, 1.5)) }, false},
+		{"a queue cut, the window after it still queued, then base", func(r *kneeRun, held time.Duration) {
+			r.bound(scale(held, 1.5))
+			r.bound(held)
+		}, false},
+	} {
+		r, base := kneeConfirmed(t, r4c.AdaptiveLimitConfig{}) // the drain at 10s found base
+		held := scale(base, kneeHold)                          // the upper half of the tolerance: the limit holds
+		r.bound(scale(base, 1.5))                              // a queue: a cut ends the startup's doubling
+		r.bound(held)                                          // right after the cut: not a queue to compare with
+		c.queue(r, held)
+		before := r.alg.Estimate()
+		r.bound(base)
+		after := r.alg.Estimate()
+		if c.doubles && math.Abs(after-2*before) > 1e-9 || !c.doubles && math.Abs(after-(before+kneeProbeUp)) > 1e-9 {
+			t.Errorf("%s: estimate %v -> %v (x%.3f), want doubled: %v, else a probe of %v", c.what, before, after, after/before, c.doubles, kneeProbeUp)
+		}
+	}
+}
+
 // A growth of the limit that latency did not follow, from a window at base to one at base,
 // confirms base as a drain would: the window before was below the knee. Here the startup's
 // doubling from 20 to 40 keeps latency at base; after a queue, the second clear window near it

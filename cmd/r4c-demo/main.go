@@ -52,15 +52,16 @@
 //   - Knee seeks the smallest concurrency at which the dependency delivers its full throughput:
 //     it settles at about the capacity (1.07-1.08x, the latency within 10% of the base), cuts
 //     the limit in proportion to the queue and the timeouts when the capacity falls (down in
-//     about 3 s), and climbs back in about 5 s when it rises (after a growth of a quarter or
-//     more, its next window is shorter than a second). Every 10 s or more it lowers its limit by
+//     about 3 s), and climbs back in about 3 s when it rises (the first window after the rise
+//     doubles the limit, and after a growth of a quarter or more the next window is shorter than
+//     a second). Every 10 s or more it lowers its limit by
 //     15% for one window, to measure the latency without load (a drain): a dip of one second in
 //     the table and the chart. With -every a multiple of 10 the table shows only those seconds.
 //
 // Keeping the calls in flight above the capacity costs nothing in goodput in this model, whose
 // calls never fail below the timeout: Gradient2 and AIMD serve 98% of the best possible, Knee
-// 95% (it loses its share in the seconds after each change of the capacity) with the latency
-// 1.07 to 1.16 times the base over each phase, where theirs is 1.6 to 2.5 times it.
+// 97% (it loses its share in the seconds after each change of the capacity) with the latency
+// 1.07 to 1.17 times the base over each phase, where theirs is 1.6 to 2.5 times it.
 //
 // Windows. Gradient2 and AIMD use windows of 100 ms: ten recomputations of the limit a simulated
 // second, so that each phase gives them hundreds of windows (AIMD, for one, grows by one a
