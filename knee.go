@@ -57,6 +57,7 @@ type kneeLimit struct {
 	queueAt    float64 // the limit of the last window that bound with latency above the tolerance's lower half, not right after a cut
 	queueLat   float64 // that window's latency (ns): see queueVanished
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
+	lowered    bool    // the last drain lowered base by more than the tolerance's lower half: drain at the next boundary, even if latency looks clear
 	inelastic  int     // cuts in a row after which latency did not fall (see cutResponse)
 	held       bool    // a cut was held back to see whether latency falls without it
 	dropped    bool    // the last window had a few drops too many, under no sign of a queue
@@ -424,7 +425,8 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 			bound *= math.Exp(3 * sd)
 		}
 		k.suspect = bound < k.base*(1-tol/2)
-		k.started = true // a queue: the startup's doubling is over
+		k.lowered = k.suspect // see plan
+		k.started = true      // a queue: the startup's doubling is over
 		if bound < k.base {
 			k.rebase(bound, k.spread(cur.n))
 		} else if x := k.expected(); bound < x {
@@ -693,7 +695,8 @@ func (k *kneeLimit) set(v float64) {
 // grid of the wall clock, so that the replicas of a service drain together and see the
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. There is no drain while latency stays about base
-// (nothing to learn) or while the limit grows. A limit that does not bind drains from the calls
+// (nothing to learn) or while the limit grows, unless base moved along its trend or the last
+// drain lowered it by much (see lowered). A limit that does not bind drains from the calls
 // in flight, except once the load has fallen to light load (see fell), where it watches.
 // While drains agree with base they are spaced out to every second, then every fourth boundary
 // of the grid (see drained), the same boundaries for every replica; the drains come back to every
@@ -708,10 +711,12 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	if !cur.binding {
 		quiet = 1 + tol // a drain from the calls in flight costs more: only under a queue
 	}
-	// Base moved along a trend since it was last measured: a drain must check it, whatever
-	// latency says (base too high makes latency look like base, and a queue grows under it).
+	// Base moved along a trend since it was last measured, or the last drain lowered it by
+	// much (it was measured through a queue, and may still be too high): a drain must check it,
+	// whatever latency says (base too high makes latency look like base, and a queue grows
+	// under it).
 	extrapolated := cur.binding && k.extrapolated(tol)
-	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated {
+	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated && !k.lowered {
 		return toLimit(k.est)
 	}
 	// A base first measured under a limit that did not bind may be a queue: a closed loop of
@@ -751,6 +756,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
 	k.windows = 0
 	k.suspect = false
+	k.lowered = false
 	k.unverified = false
 	return toLimit(k.est)
 }

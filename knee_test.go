@@ -548,6 +548,34 @@ func TestKneeInelasticDrainSetsBaseAndRestoresTheLimit(t *testing.T) {
 	}
 }
 
+// A drain whose latency fell with it, well below base (by more than the tolerance's lower half),
+// shows that base was measured through a queue, and the drained window may still have queued:
+// the next boundary of the grid drains again even if latency then looks like base (against a
+// base that may still be too high, it would). A drain that found base where it was does not
+// make the next one drain while latency is about base.
+func TestKneeDrainThatLoweredBaseDrainsAgainAtTheNextBoundary(t *testing.T) {
+	for _, lowered := range []bool{true, false} {
+		r := kneeAtBase(t, r4c.AdaptiveLimitConfig{}) // base 50ms, limit 40
+		held := scale(kneeBase, kneeHold)
+		for r.k < 9 {
+			r.bound(held) // the upper half of the tolerance: the limit holds, and drains at 10s
+		}
+		after := held // the drain's latency: as before it (none of it was queue) ...
+		if lowered {
+			after = scale(held, 0.85) // ... or 15% lower, as the limit: all of it was queue
+		}
+		for r.k < 18 {
+			r.bound(after) // the drain, then windows at the latency it found
+		}
+		before := r.alg.Estimate()
+		r.bound(after) // ends at 19s: plans the window that crosses the boundary at 20s
+		drains := r.alg.Estimate() < before
+		if drains != lowered {
+			t.Errorf("drain at 10s that lowered base: %v: estimate %v -> %v at 19s, want a drain: %v", lowered, before, r.alg.Estimate(), lowered)
+		}
+	}
+}
+
 func TestKneeElasticDrainLowersBaseAndKeepsTheLowerLimit(t *testing.T) {
 	// A dependency of knee 10 under a limit of 20: the first window queues (twice the no-load
 	// latency of 50ms), and base starts too high, at 100ms. The limit creeps up into the
