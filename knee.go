@@ -65,6 +65,7 @@ type kneeLimit struct {
 	confirmed  bool    // a drain has found base: until then every replica drains on the grid
 	unverified bool    // base was first measured under a limit that did not bind: one drain must check it (see plan)
 	step       float64 // the factor by which the last window changed the limit (1: none)
+	peak       float64 // the highest estimate since the last drain
 
 	prev    kneeWindow
 	older   kneeWindow    // the window before prev
@@ -346,6 +347,20 @@ func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
 	}
 }
 
+// undoCuts raises the estimate after a drain whose latency did not follow it (no queue) showed
+// that base, x before it, was too low by more than the noise of the drained window: the latency
+// over x that cut the limit since the last drain was base's error (calls got heavier), not a
+// queue. The limit goes up by that error, at most back to the highest estimate since the last
+// drain. Not where latency lags a window (a drain's answer is read late there).
+// (Cuts that did not lower latency also move base, in cutResponse; undoing them there as well
+// measured level, so the one place is the drain.)
+func (k *kneeLimit) undoCuts(cur kneeWindow, x float64) {
+	if f := cur.lat / x; !cur.lags && f > math.Exp(3*k.spread(cur.n)) {
+		k.est = max(k.est, min(k.peak, k.est*f))
+	}
+	k.peak = k.est
+}
+
 // extrapolated reports whether base has moved along its trend, since it was last measured, by
 // more than a quarter of the tolerance: latency that looks like base then proves little.
 func (k *kneeLimit) extrapolated(tol float64) bool {
@@ -404,9 +419,11 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its
 		// latency is the no-load latency, drift included.
+		x := k.expected()
 		k.observe(lat, drops, cur.n, true)
 		k.confirmed = true
 		k.est = k.drainOf
+		k.undoCuts(cur, x)
 	case e > kneeElastic:
 		// Still a queue at the drained limit: stay there. If latency is below base, base
 		// was measured through a queue: drain deeper, sooner.
@@ -453,6 +470,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.est = k.drainOf
 	}
 	k.drainOf = 0
+	k.peak = k.est
 	return k.plan(w)
 }
 
@@ -689,6 +707,7 @@ func (k *kneeLimit) set(v float64) {
 		k.step *= v / k.est
 	}
 	k.est = v
+	k.peak = max(k.peak, v)
 }
 
 // plan decides whether the next window drains, and returns the limit for it. Drains fall on a

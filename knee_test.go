@@ -576,6 +576,38 @@ func TestKneeDrainThatLoweredBaseDrainsAgainAtTheNextBoundary(t *testing.T) {
 	}
 }
 
+// Calls that get heavier raise latency while base still has the lighter calls' latency: the
+// limit is cut, and the cuts do not lower latency. The drain then finds latency where it was
+// before it (no queue) and above base by more than the noise: the cuts answered base's error,
+// not a queue. The limit goes up by that error (the drained latency over base), at most back to
+// the highest limit since the last drain, rather than staying where the cuts left it.
+func TestKneeDrainThatFindsHeavierCallsUndoesTheirCuts(t *testing.T) {
+	for _, c := range []struct {
+		what   string
+		growth float64 // calls heavier by this factor each window from 12s, up to at most
+		most   float64 // this factor
+	}{
+		{"2.5% heavier a window", 1.025, 2},
+		{"3% heavier a window", 1.03, 2},
+		{"9% heavier at once, within the tolerance: no cut", 1.09, 1.09},
+	} {
+		r, base := kneeConfirmed(t, r4c.AdaptiveLimitConfig{}) // the drain at 10s found base
+		r.bound(base)                                          // the window after the drain
+		top := r.alg.Estimate()
+		lat := base
+		for r.k < 19 {
+			lat = min(scale(lat, c.growth), scale(base, c.most))
+			r.bound(lat)
+		}
+		cut, expected := r.alg.Estimate()/0.85, r.alg.NoLoadLatency() // the drain planned at 19s
+		r.bound(lat)                                                  // the drain: latency as before it
+		want := min(top, cut*float64(lat)/float64(expected))
+		if got := r.alg.Estimate(); math.Abs(got-want) > 1e-6 {
+			t.Errorf("calls %s: after the drain (latency %v, base was %v), estimate %v, want %v (cuts took it from %v to %v)", c.what, lat, expected, got, want, top, cut)
+		}
+	}
+}
+
 func TestKneeElasticDrainLowersBaseAndKeepsTheLowerLimit(t *testing.T) {
 	// A dependency of knee 10 under a limit of 20: the first window queues (twice the no-load
 	// latency of 50ms), and base starts too high, at 100ms. The limit creeps up into the
