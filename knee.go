@@ -406,9 +406,10 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	// A drain that crossed the knee (latency fell by clearly less than the drain: three
 	// standard deviations of its elasticity) and found base where it was expected (within a
 	// quarter of the tolerance) has nothing more to teach: the next drains are spaced out
-	// (see plan). Not where latency lags a window (the drain's response is read late), nor for
-	// a small share (see smallShare), whose tolerance is its one call of slack.
-	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 && !cur.lags && !smallShare(k.drainOf) &&
+	// (see plan). Also where latency lags a window: the drained window's latency is then
+	// mostly that of calls admitted before the drain, and about base it says the limit did not
+	// queue. Not for a small share (see smallShare), whose tolerance is its one call of slack.
+	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 && !smallShare(k.drainOf) &&
 		e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && e <= kneeElastic
 	spacing := k.spacing
 	k.spacing = 1
