@@ -465,9 +465,11 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 			k.est = min(k.drainOf, max(k.est, k.est*math.Pow(1-k.depth, e-1)*target))
 		}
 	default:
-		if lat < k.expected() {
-			k.observe(lat, drops, cur.n, false)
-		}
+		// Latency fell by a quarter to half of the drain: the drain crossed the knee, and
+		// its window ran mostly below it. Its latency measures base, whichever side of base
+		// it falls on: taking only those below base biased base low, a little more with
+		// every drain, and windows at the knee then read as a queue.
+		k.observe(lat, drops, cur.n, false)
 		k.est = k.drainOf
 	}
 	k.drainOf = 0

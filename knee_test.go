@@ -608,6 +608,29 @@ func TestKneeDrainThatFindsHeavierCallsUndoesTheirCuts(t *testing.T) {
 	}
 }
 
+// A drain whose latency fell by a quarter to half of it crossed the knee: its window ran
+// mostly below the knee, and its latency is a measurement of base on either side of it. Taking
+// only those below base let base drift low, drain after drain.
+func TestKneeDrainAcrossTheKneeMeasuresBaseEitherWay(t *testing.T) {
+	for _, e := range []float64{0.3, 0.49} { // the drain's elasticity: latency over the window before it, in log units of the drain
+		r, base := kneeConfirmed(t, r4c.AdaptiveLimitConfig{}) // the drain at 10s found base
+		held := scale(base, kneeHold)                          // the upper half of the tolerance: the limit holds, and drains at 20s
+		for r.k < 19 {
+			r.bound(held)
+		}
+		before, restored := r.alg.NoLoadLatency(), r.alg.Estimate()/0.85
+		drained := scale(held, math.Pow(0.85, e))
+		r.bound(drained)
+		after := r.alg.NoLoadLatency()
+		if (after-before)*(drained-before) <= 0 || math.Abs(float64(after-before)) >= math.Abs(float64(drained-before)) {
+			t.Errorf("drain of elasticity %v at %v, base %v: base after it %v, want it moved towards the drain's latency", e, drained, before, after)
+		}
+		if got := r.alg.Estimate(); math.Abs(got-restored) > 1e-9 {
+			t.Errorf("drain of elasticity %v: estimate %v after it, want %v restored", e, got, restored)
+		}
+	}
+}
+
 func TestKneeElasticDrainLowersBaseAndKeepsTheLowerLimit(t *testing.T) {
 	// A dependency of knee 10 under a limit of 20: the first window queues (twice the no-load
 	// latency of 50ms), and base starts too high, at 100ms. The limit creeps up into the
