@@ -264,10 +264,12 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// longest of them had not ended by its end, so its latency reads short (by about the
 		// latency over the window times the square of latency's spread: 5% for exponential
 		// calls of 50ms in a window of 1s). The next window measures base again if the
-		// startup's doubling of the limit did not raise latency beyond the tolerance (so the
-		// first did not queue either) and it reads above base.
+		// startup's doubling of the limit did not raise latency beyond the tolerance, or
+		// beyond the noise of two windows' latencies where that is wider (so the first did
+		// not queue either: both windows are noisy, and the first reads short besides), and
+		// it reads above base.
 		k.short = false
-		if cur.binding && k.grew && lat > k.expected() && lat < k.expected()*(1+tol) {
+		if cur.binding && k.grew && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.spread(cur.n))) {
 			k.observe(lat, drops, cur.n, false)
 		}
 	}

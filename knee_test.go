@@ -1308,12 +1308,14 @@ func TestKneeSmallLimitsDoNotSpaceTheirDrains(t *testing.T) {
 // Base first measured on the first window reads short: its calls began with it, and the longest
 // had not ended by its end (5% short for exponential calls of 50ms in a window of 1s). The next
 // window measures base again if the startup's doubling of the limit kept latency within the
-// tolerance (so neither queued) and it reads above base; a queue in it does not.
+// tolerance or within the noise of two windows (so neither queued: 13% above the first is
+// within three standard deviations of their difference before the spread of latency is
+// measured) and it reads above base; a queue in it does not.
 func TestKneeSecondWindowCorrectsAFirstBaseReadShort(t *testing.T) {
 	for _, tc := range []struct {
 		second float64 // the second window's latency over the first's
 		moved  bool
-	}{{1.05, true}, {1.3, false}, {0.98, false}} {
+	}{{1.05, true}, {1.13, true}, {1.3, false}, {0.98, false}} {
 		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
 		first := scale(kneeBase, 0.95)
 		r.bound(first)
