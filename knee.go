@@ -530,7 +530,10 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	// by more than a quarter of the tolerance: the lower half would leave it at the knee
 	// without a call of queue (a knee of 10 lost 0.7 points of goodput).
 	hold, queue, target := k.bands(cur, w, tol)
-	clearWindow := cur.binding && ratio <= 1+tol/4
+	// A window is clear, a sign that the knee is above the limit, within the lower half of
+	// the band in which the limit may grow: a quarter of the tolerance, an eighth under heavy
+	// overload, where a quarter is the latency the limit aims at (see bands).
+	clearWindow := cur.binding && ratio <= 1+(hold-1)/2
 	if clearWindow && !k.older.drain {
 		k.clear++
 	} else {

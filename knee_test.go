@@ -1334,6 +1334,38 @@ func TestKneeSecondWindowCorrectsAFirstBaseReadShort(t *testing.T) {
 	}
 }
 
+// Under heavy overload the band in which the limit holds is the tolerance's lower half, and a
+// window counts as clear, a sign that the knee is above the limit, only within an eighth of the
+// tolerance of base: latency a quarter of the tolerance above base is where such a limit aims,
+// and two windows there grew it by a quarter into the queue, again and again. Without heavy
+// overload the same windows are clear.
+func TestKneeHeavyOverloadCountsOnlyWindowsNearBaseAsClear(t *testing.T) {
+	for _, heavy := range []bool{true, false} {
+		r, base := kneeConfirmed(t, r4c.AdaptiveLimitConfig{InitialLimit: 40}) // the drain at 10s found base; limit 80
+		r.bound(scale(base, 1.3))                                              // a queue: a cut ends the startup's doubling, to 65
+		lat := scale(base, 1.02)                                               // a fifth of the tolerance above base
+		var grew []float64
+		for range 3 {
+			before := r.alg.Estimate()
+			l := r.alg.Limit()
+			n := int(float64(l) / lat.Seconds())
+			rejected := n / 4
+			if heavy {
+				rejected = 4 * n
+			}
+			r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Rejected: rejected})
+			grew = append(grew, r.alg.Estimate()/before)
+		}
+		probes := true
+		for _, g := range grew {
+			probes = probes && g < 1.05 // a probe of 0.5 at about 65: under 1%
+		}
+		if probes != heavy {
+			t.Errorf("heavy overload %v, latency 1.02 times base: the limit grew by %.3f, want only probes: %v", heavy, grew, heavy)
+		}
+	}
+}
+
 // Under heavy overload (four calls offered or more for each one admitted), a slot that frees up
 // is refilled at once: the queue of the tolerance's upper half buys no goodput, only latency, and
 // Knee aims at its lower half. Here a knee of 40 holds 42 calls (latency 1.05 times base) under a
