@@ -76,7 +76,7 @@ type kneeLimit struct {
 	windows int64         // windows since the last drain
 	spacing int64         // drains fall on every spacing-th boundary of the grid (0 or 1: every one; see plan)
 	spaceAt float64       // the estimate restored by the last drain that spaced the drains out
-	grew    bool          // the last window's decision grew the limit
+	moved   float64       // the factor by which the last window's decision changed the limit (1: none)
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
 	short   bool          // base was first measured on the first window, which reads short
 	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
@@ -122,7 +122,7 @@ const (
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
-	return &kneeLimit{est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit), window: c.Window, step: 1}
+	return &kneeLimit{est: float64(c.InitialLimit), min: float64(c.MinLimit), max: float64(c.MaxLimit), window: c.Window, step: 1, moved: 1}
 }
 
 // Limit returns the current limit.
@@ -211,7 +211,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	k.age()
 	step := k.step
 	k.step = 1
-	k.grew = step > 1
+	k.moved = step
 	tol := k.tolerance(cur)
 	k.learnNoise(prev, cur)
 
@@ -238,7 +238,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		k.clear = 0   // a window with too many drops breaks a row of clear windows
 		from := k.usage(cur, tol)
 		k.ceil = from
-		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) && !k.grew {
+		if k.base > 0 && prev.lat > 0 && prev.lat < k.expected()*(1+tol/4) && k.moved <= 1 {
 			// Calls time out although latency just looked like base, under the same limit:
 			// base was measured through a queue. Drain to measure it again. (After a growth,
 			// the growth explains them.)
@@ -269,7 +269,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// not queue either: both windows are noisy, and the first reads short besides), and
 		// it reads above base.
 		k.short = false
-		if cur.binding && k.grew && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.spread(cur.n))) {
+		if cur.binding && k.moved > 1 && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.spread(cur.n))) {
 			k.observe(lat, drops, cur.n, false)
 		}
 	}
@@ -566,7 +566,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 			k.held = false // latency lags a window: each cut after the first waits one too
 		}
 		k.started = true
-		if !k.grew {
+		if k.moved <= 1 {
 			k.spacing = 1 // latency rose by itself: base may be moving
 		}
 		from := k.usage(cur, tol)
@@ -590,6 +590,13 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	case ratio > hold:
 		// Within the tolerance: hold.
 	default:
+		if cur.lags && k.moved >= 1+kneeFirstGrowth {
+			// Latency lags a window, and the last one grew the limit by a quarter or more:
+			// this window's latency is mostly that of calls admitted before the growth, and
+			// says nothing of it yet. Growing again on it doubled a limit of 20 to 80 for a
+			// knee of 40 (calls of half a window), then cut it to 28.
+			break
+		}
 		// No queue: probe after one clear window; after two, grow by kneeFirstGrowth,
 		// twice as much after each more, up to kneeFastGrowth; near the last queue seen,
 		// probe.

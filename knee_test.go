@@ -1334,6 +1334,36 @@ func TestKneeSecondWindowCorrectsAFirstBaseReadShort(t *testing.T) {
 	}
 }
 
+// Where latency lags a window (calls of half a window), the window after a growth of a quarter
+// or more holds mostly calls admitted before it: its latency says nothing of the growth yet,
+// and the limit waits a window before it grows again. Here the startup's doubling, from base's
+// first measurement (after ten latencies) on, doubles every second window rather than every
+// window; calls of 50ms double it every window.
+func TestKneeLaggingLatencyWaitsAWindowAfterAGrowth(t *testing.T) {
+	for _, lat := range []time.Duration{10 * kneeBase, kneeBase} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 10, MaxLimit: 1000})
+		for r.alg.NoLoadLatency() == 0 && r.k < 20 {
+			r.bound(lat)
+		}
+		var grew []float64
+		for range 4 {
+			before := r.alg.Estimate()
+			r.bound(lat)
+			grew = append(grew, r.alg.Estimate()/before)
+		}
+		want := []float64{1, 2, 1, 2} // the first window after the measurement's doubling waits
+		if lat == kneeBase {
+			want = []float64{2, 2, 2, 2}
+		}
+		for i := range want {
+			if math.Abs(grew[i]-want[i]) > 1e-9 {
+				t.Errorf("calls of %v, latency at base: growth factors %.2f after base was first measured, want %v", lat, grew, want)
+				break
+			}
+		}
+	}
+}
+
 // Under heavy overload the band in which the limit holds is the tolerance's lower half, and a
 // window counts as clear, a sign that the knee is above the limit, only within an eighth of the
 // tolerance of base: latency a quarter of the tolerance above base is where such a limit aims,
