@@ -360,7 +360,6 @@ func (k *kneeLimit) undoCuts(cur kneeWindow, x float64) {
 	if f := cur.lat / x; !cur.lags && f > math.Exp(3*k.spread(cur.n)) {
 		k.est = max(k.est, min(k.peak, k.est*f))
 	}
-	k.peak = k.est
 }
 
 // extrapolated reports whether base has moved along its trend, since it was last measured, by
