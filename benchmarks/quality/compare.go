@@ -25,8 +25,9 @@ func LoadRows(r io.Reader) ([]Row, error) {
 // phaseStats sums the runs of one phase of one contender over the variants.
 type phaseStats struct {
 	runs, met              int
-	goodput, settled, jain float64 // sums
-	lowest                 float64 // the lowest goodput
+	goodput, settled, jain float64        // sums
+	lowest                 float64        // the lowest goodput
+	missed                 map[string]int // runs that miss each target (see Row.Missed)
 }
 
 func (s *phaseStats) add(r Row) {
@@ -38,6 +39,23 @@ func (s *phaseStats) add(r Row) {
 	s.goodput += r.Goodput
 	s.settled += r.Settled
 	s.jain += r.Jain
+	for _, m := range r.Missed() {
+		if s.missed == nil {
+			s.missed = map[string]int{}
+		}
+		s.missed[m]++
+	}
+}
+
+// misses lists the runs that miss each target, in the order of Row.Missed ("" when none do).
+func (s *phaseStats) misses() string {
+	var parts []string
+	for _, m := range []string{"latency", "goodput", "limit", "jain"} {
+		if n := s.missed[m]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", m, n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (s *phaseStats) mean(sum float64) float64 { return sum / float64(max(1, s.runs)) }
@@ -69,7 +87,8 @@ func statsOf(rows []Row) (map[phaseKey]*phaseStats, []phaseKey) {
 // Rows over several variants, before typically saved by another build with SaveRows), the two
 // side by side: the mean goodput over the variants and the lowest, the mean sum of the limits
 // over the knee, the mean Jain index, and the runs that meet the targets; then each contender's
-// runs meeting the targets in all. A line whose figures moved ends with "*". The worst figure of
+// runs meeting the targets in all. A line whose figures moved is marked "*"; a line ends with
+// the runs after that miss each target (see Row.Missed), where any do. The worst figure of
 // a phase moves by points when a change reshuffles which variant is unlucky; the means and the
 // counts say whether the change helps.
 func Compare(w io.Writer, before, after []Row) {
@@ -100,8 +119,13 @@ func Compare(w io.Writer, before, after []Row) {
 			x.mean(x.settled), y.mean(y.settled), x.mean(x.jain), y.mean(y.jain), x.met, y.met)
 		if moved(x, y) {
 			line += " *"
+		} else {
+			line += "  "
 		}
-		fmt.Fprintln(w, line)
+		if m := y.misses(); m != "" {
+			line += "  missed: " + m
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	for _, name := range names {
 		t := totals[name]

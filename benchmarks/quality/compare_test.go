@@ -32,20 +32,24 @@ func TestSaveAndLoadRows(t *testing.T) {
 }
 
 // Compare sets a phase's figures over the variants before and after side by side, marks the
-// phases that moved, leaves out phases only one side holds, and adds up each contender's runs
-// that meet the targets.
+// phases that moved, counts the targets the runs after miss, leaves out phases only one side
+// holds, and adds up each contender's runs that meet the targets.
 func TestCompare(t *testing.T) {
-	row := func(phase int, goodput, settled float64, met int) Row {
-		return Row{Class: "c", Model: "ps", Contender: "knee", Phase: phase, Goodput: goodput, Settled: settled, Jain: 1, Met: met, Seeds: 1}
+	row := func(phase int, goodput, settled float64) Row {
+		r := Row{Class: "c", Model: "ps", Contender: "knee", Phase: phase, Overloaded: true, Goodput: goodput, Settled: settled, Jain: 1, Replicas: 1, Seeds: 1}
+		if r.MeetsTargets() {
+			r.Met = 1
+		}
+		return r
 	}
-	before := []Row{row(1, 0.96, 1.2, 0), row(1, 0.98, 1.4, 1), row(2, 0.99, 1, 1), row(2, 0.99, 1, 1)}
-	after := []Row{row(1, 0.97, 1.1, 1), row(1, 0.99, 1.3, 1), row(2, 0.99, 1, 1), row(2, 0.99, 1, 1), row(3, 0.5, 1, 0)}
+	before := []Row{row(1, 0.96, 1.2), row(1, 0.98, 1.4), row(2, 0.99, 1), row(2, 0.99, 1)}
+	after := []Row{row(1, 0.97, 1.1), row(1, 0.99, 1.3), row(2, 0.99, 1), row(2, 0.99, 1), row(3, 0.5, 1)}
 	var b strings.Builder
 	Compare(&b, before, after)
 	out := b.String()
 	for _, want := range []string{
 		"c ps 1                   knee         97.00→98.00     96.0→97.0    1.30→1.20   1.00→1.00     1→2    *\n",
-		"c ps 2                   knee         99.00→99.00     99.0→99.0    1.00→1.00   1.00→1.00     2→2   \n",
+		"c ps 2                   knee         99.00→99.00     99.0→99.0    1.00→1.00   1.00→1.00     2→2\n",
 		"knee               meets the targets in 3 of 4 runs of a phase before, 4 of 4 after\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -54,5 +58,38 @@ func TestCompare(t *testing.T) {
 	}
 	if strings.Contains(out, "c ps 3") {
 		t.Errorf("a phase only after holds is compared:\n%s", out)
+	}
+
+	// Runs after that miss targets are counted by target, on the line of their phase.
+	after = []Row{row(1, 0.96, 1.6), row(1, 0.99, 1.6), row(2, 0.96, 1), row(2, 0.99, 1)}
+	after[1].LatencyOver, after[1].Met = 1.2, 0
+	b.Reset()
+	Compare(&b, before, after)
+	out = b.String()
+	for _, want := range []string{
+		"*  missed: latency 1, goodput 1, limit 2\n",
+		"*  missed: goodput 1\n",
+		"knee               meets the targets in 3 of 4 runs of a phase before, 1 of 4 after\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line ending %q in\n%s", want, out)
+		}
+	}
+}
+
+// Missed names each target a phase misses, and none when it meets them all.
+func TestMissed(t *testing.T) {
+	for _, c := range []struct {
+		row  Row
+		want string
+	}{
+		{Row{Overloaded: true, Goodput: 0.97, Settled: 1.5, Replicas: 1}, ""},
+		{Row{Overloaded: true, Goodput: 0.96, Settled: 1.6, Replicas: 10, Jain: 0.9, LatencyOver: 1.1}, "latency goodput limit jain"},
+		{Row{Goodput: 0.99, Settled: 3, Replicas: 1}, "goodput"},
+		{Row{Overloaded: true, Goodput: 1, Settled: 1, Replicas: 10, Jain: 0.94}, "jain"},
+	} {
+		if got := strings.Join(c.row.Missed(), " "); got != c.want {
+			t.Errorf("%+v: Missed() = %q, want %q", c.row, got, c.want)
+		}
 	}
 }

@@ -145,7 +145,8 @@ With ` + "`-trace`" + ` it also prints each run's limits over time, a line per s
 ` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining;
 with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one; and with
 ` + "`-save FILE`" + `, then ` + "`-against FILE`" + ` in a build with a change, each phase's means over the
-variants and its runs meeting the targets before and after the change, side by side.
+variants and its runs meeting the targets before and after the change, side by side, with
+the targets the runs after it miss, counted by target.
 `)
 	}
 	b.WriteString(`

@@ -164,18 +164,25 @@ const (
 // the best of the anchors that reach that goodput (LatencyOver at most TargetLatencyOver), a settled limit of
 // at most TargetSettled while overloaded, and a Jain index of at least TargetJain when several
 // replicas share the dependency.
-func (r Row) MeetsTargets() bool {
+func (r Row) MeetsTargets() bool { return len(r.Missed()) == 0 }
+
+// Missed returns the targets the phase misses (see MeetsTargets), by name: "latency",
+// "goodput", "limit" and "jain", in that order; none when it meets them all.
+func (r Row) Missed() []string {
+	var missed []string
 	if r.LatencyOver > TargetLatencyOver {
-		return false
+		missed = append(missed, "latency")
 	}
-	if r.Overloaded {
-		if r.Goodput < TargetGoodput || r.Settled > TargetSettled {
-			return false
-		}
-	} else if r.Goodput < TargetGoodputLight {
-		return false
+	if r.Overloaded && r.Goodput < TargetGoodput || !r.Overloaded && r.Goodput < TargetGoodputLight {
+		missed = append(missed, "goodput")
 	}
-	return r.Replicas <= 1 || r.Jain >= TargetJain
+	if r.Overloaded && r.Settled > TargetSettled {
+		missed = append(missed, "limit")
+	}
+	if r.Replicas > 1 && r.Jain < TargetJain {
+		missed = append(missed, "jain")
+	}
+	return missed
 }
 
 // Tally counts, over the rows of Worst, a contender's phases, those in which it meets the targets in

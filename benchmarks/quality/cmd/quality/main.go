@@ -15,8 +15,9 @@
 //	cd benchmarks && go run ./quality/cmd/quality -alg knee -seeds 16 -against /tmp/before.json
 //
 // Compare prints the means over the variants and the runs that meet the targets beside the
-// lowest goodput: a worst figure moves by points when a change reshuffles which variant is
-// unlucky.
+// lowest goodput (a worst figure moves by points when a change reshuffles which variant is
+// unlucky), and counts the runs after the change that miss each target (latency, goodput,
+// limit, jain).
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant. The page's tables and plots are written from variant
