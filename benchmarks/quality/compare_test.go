@@ -43,38 +43,33 @@ func TestCompare(t *testing.T) {
 		return r
 	}
 	before := []Row{row(1, 0.96, 1.2), row(1, 0.98, 1.4), row(2, 0.99, 1), row(2, 0.99, 1)}
-	after := []Row{row(1, 0.97, 1.1), row(1, 0.99, 1.3), row(2, 0.99, 1), row(2, 0.99, 1), row(3, 0.5, 1)}
-	var b strings.Builder
-	Compare(&b, before, after)
-	out := b.String()
-	for _, want := range []string{
+	compared := func(after []Row, want ...string) string {
+		t.Helper()
+		var b strings.Builder
+		Compare(&b, before, after)
+		out := b.String()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("no %q in\n%s", w, out)
+			}
+		}
+		return out
+	}
+	out := compared([]Row{row(1, 0.97, 1.1), row(1, 0.99, 1.3), row(2, 0.99, 1), row(2, 0.99, 1), row(3, 0.5, 1)},
 		"c ps 1                   knee         97.00→98.00     96.0→97.0    1.30→1.20   1.00→1.00     1→2    *\n",
 		"c ps 2                   knee         99.00→99.00     99.0→99.0    1.00→1.00   1.00→1.00     2→2\n",
-		"knee               meets the targets in 3 of 4 runs of a phase before, 4 of 4 after\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no line %q in\n%s", want, out)
-		}
-	}
+		"knee               meets the targets in 3 of 4 runs of a phase before, 4 of 4 after\n")
 	if strings.Contains(out, "c ps 3") {
 		t.Errorf("a phase only after holds is compared:\n%s", out)
 	}
 
-	// Runs after that miss targets are counted by target, on the line of their phase.
-	after = []Row{row(1, 0.96, 1.6), row(1, 0.99, 1.6), row(2, 0.96, 1), row(2, 0.99, 1)}
+	// Runs after that miss targets are counted by target, at the end of their phase's line.
+	after := []Row{row(1, 0.96, 1.6), row(1, 0.99, 1.6), row(2, 0.96, 1), row(2, 0.99, 1)}
 	after[1].LatencyOver, after[1].Met = 1.2, 0
-	b.Reset()
-	Compare(&b, before, after)
-	out = b.String()
-	for _, want := range []string{
+	compared(after,
 		"*  missed: latency 1, goodput 1, limit 2\n",
 		"*  missed: goodput 1\n",
-		"knee               meets the targets in 3 of 4 runs of a phase before, 1 of 4 after\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no line ending %q in\n%s", want, out)
-		}
-	}
+		"knee               meets the targets in 3 of 4 runs of a phase before, 1 of 4 after\n")
 }
 
 // Missed names each target a phase misses, and none when it meets them all.
