@@ -418,6 +418,13 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.spacing, k.spaceAt = min(kneeMaxSpacing, 2*max(1, spacing)), k.drainOf
 	}
 	switch {
+	case e < kneeElastic/2 && lat > k.expected() && smallShare(k.drainOf) && cur.lags && !k.resolvesDrain(cur.n):
+		// Too noisy to read, for a small share where latency lags: the drained window's
+		// mean cannot tell a queue from none, and latency above base proves nothing. Read as
+		// base, it raised the bases of replicas whose drains overlap only in part (each
+		// window ends on its own calls) until they stopped binding ("a drain too noisy to
+		// read" in docs/adaptive-limit.md). The limit is restored; base stays.
+		k.est = k.drainOf
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its
 		// latency is the no-load latency, drift included.
@@ -707,8 +714,13 @@ func (k *kneeLimit) usage(cur kneeWindow, tol float64) float64 {
 
 // resolves reports whether a drain of a window of n samples tells a queue from none: three
 // standard deviations of its elasticity within kneeElastic.
-func (k *kneeLimit) resolves(n float64) bool {
-	return 3*math.Sqrt2*k.spread(n)/-math.Log(1-kneeDrainDepth) <= kneeElastic
+func (k *kneeLimit) resolves(n float64) bool { return k.resolvesDepth(n, kneeDrainDepth) }
+
+// resolvesDrain is resolves for the current drain, at its depth.
+func (k *kneeLimit) resolvesDrain(n float64) bool { return k.resolvesDepth(n, k.depth) }
+
+func (k *kneeLimit) resolvesDepth(n, depth float64) bool {
+	return 3*math.Sqrt2*k.spread(n)/-math.Log(1-depth) <= kneeElastic
 }
 
 // cut lowers the estimate to v, by at most half.

@@ -1442,3 +1442,39 @@ func TestKneeUnreachedLimitChecksItsBaseWithOneDrain(t *testing.T) {
 		}
 	}
 }
+
+// A drain of a small share whose window cannot tell a queue from none (few samples, of calls
+// that lag the window) and reads above base leaves base where it is and restores the limit:
+// replicas whose drains overlap only in part otherwise raised their bases with every drain
+// until they stopped binding. A larger limit still reads such a drain as base.
+func TestKneeDrainTooNoisyToReadLeavesBase(t *testing.T) {
+	const base = 300 * time.Millisecond // a window of 1s holds fewer than ten latencies: it lags
+	for _, tc := range []struct {
+		limit int
+		moves bool
+	}{{5, false}, {40, true}} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: tc.limit, MaxLimit: tc.limit})
+		for r.k < 5 { // base is measured once the windows hold ten latencies
+			r.bound(base)
+		}
+		if r.alg.NoLoadLatency() != base {
+			t.Fatalf("limit %d: base %v after five windows at %v", tc.limit, r.alg.NoLoadLatency(), base)
+		}
+		held := scale(base, 1.2) // within the tolerance (a share of 5 tolerates one call, 20%), above its lower half: no growth, drains on the grid
+		drained, restored := false, true
+		for r.k < 30 {
+			r.bound(held)
+			if r.alg.Estimate() < float64(tc.limit) {
+				drained = true
+			} else if drained && r.alg.Estimate() != float64(tc.limit) {
+				restored = false
+			}
+		}
+		if !drained || !restored {
+			t.Fatalf("limit %d: drained %v, restored %v; want a drain on the grid and the limit back", tc.limit, drained, restored)
+		}
+		if moved := r.alg.NoLoadLatency() > base; moved != tc.moves {
+			t.Errorf("limit %d: base %v after drains at %v (base was %v): moved %v, want %v", tc.limit, r.alg.NoLoadLatency(), held, base, moved, tc.moves)
+		}
+	}
+}
