@@ -80,6 +80,7 @@ type kneeLimit struct {
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
 	short   bool          // base was first measured on the first window, which reads short
 	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
+	alignAt int64         // the grid's boundary (ns) the next window was cut short to end at; 0: none (see plan)
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -147,9 +148,10 @@ func (k *kneeLimit) Update(w WindowSummary) int {
 		w = pool(k.pooled, w)
 		k.pooled = WindowSummary{}
 	}
-	if k.base > 0 && k.noiseN > 0 && k.unresolved(w) {
+	if k.base > 0 && k.noiseN > 0 && k.alignAt == 0 && k.unresolved(w) {
 		// Too few samples to tell a queue from noise: decide on this window and the next
-		// together, as one longer window.
+		// together, as one longer window. Not a window cut short to end at the grid's
+		// boundary: the next one drains.
 		k.pooled = w
 		return toLimit(k.est)
 	}
@@ -275,6 +277,13 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	}
 	if cur.drain {
 		return k.drained(prev, cur, w, drops, tol)
+	}
+	if k.alignAt > 0 && cur.lags {
+		// The window before a drain, cut short to end at the grid's boundary (see plan),
+		// where latency lags a window: its latency is mostly that of calls admitted before
+		// it, and a change of the limit now would be read by the drain's window, which
+		// measures the drain against this one. It decides nothing.
+		return k.plan(w)
 	}
 
 	// The response of latency to changes of the limit. Every replica of a service makes the
@@ -739,7 +748,8 @@ func (k *kneeLimit) set(v float64) {
 // plan decides whether the next window drains, and returns the limit for it. Drains fall on a
 // grid of the wall clock, so that the replicas of a service drain together and see the
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
-// grid only after four times that without one. There is no drain while latency stays about base
+// grid only after four times that without one. A drain window starts at the grid's boundary:
+// the window before it is cut short to end there (see below). There is no drain while latency stays about base
 // (nothing to learn) or while the limit grows, unless base moved along its trend or the last
 // drain lowered it by much (see lowered). A limit that does not bind drains from the calls
 // in flight, except once the load has fallen to light load (see fell), where it watches.
@@ -761,6 +771,8 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	// whatever latency says (base too high makes latency look like base, and a queue grows
 	// under it).
 	extrapolated := cur.binding && k.extrapolated(tol)
+	alignAt := k.alignAt
+	k.alignAt = 0
 	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated && !k.lowered {
 		return toLimit(k.est)
 	}
@@ -781,13 +793,36 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	if k.est < kneeSagged*k.spaceAt || k.suspect || extrapolated {
 		k.spacing = 1
 	}
-	if (now/period == next/period || k.spacing > 1 && (next/period)%k.spacing != 0) && k.windows < 4*kneeDrainEvery*max(1, k.spacing) {
+	at := next / period // the boundary of the grid the next window crosses, if it crosses one
+	crossing := now/period != at
+	if alignAt > 0 && now >= alignAt {
+		// The window just ended was cut short to end at this boundary (below): the drain
+		// starts here.
+		at, crossing = alignAt/period, true
+	}
+	if (!crossing || k.spacing > 1 && at%k.spacing != 0) && k.windows < 4*kneeDrainEvery*max(1, k.spacing) {
+		return toLimit(k.est)
+	}
+	if b := at * period; crossing && b-now >= int64(k.window)/4 && b-now != int64(k.window) {
+		// Each replica's windows end on its own calls, so the window that crosses the
+		// boundary begins anywhere in the window before it, and the replicas' drains
+		// overlapped by two thirds on average: each drain then read the others' limits as
+		// well as its own. The next window is cut short to end at the boundary, and the
+		// drain (or watch) is decided there, so that every replica's drain window starts at
+		// the boundary. Not within a quarter of a window of it (a window that short reads
+		// little; the drain starts that much early), nor where the next window already ends
+		// on it (windows of exactly the configured length, from the grid's origin). A next
+		// window longer than the configured one (pooled) is cut short at the window after.
+		k.alignAt = b
+		if d := time.Duration(b - now); k.next == 0 || d < k.next {
+			k.next = d
+		}
 		return toLimit(k.est)
 	}
 	if observe {
 		// Nothing to learn from draining this limit, but other replicas may drain: watch
 		// the window as a drain, without lowering the limit.
-		if now/period != next/period && !cur.binding {
+		if crossing && !cur.binding {
 			k.drainOf, k.depth = k.est, 0
 		}
 		return toLimit(k.est)

@@ -57,8 +57,13 @@ func TestKneeDrainsWhileBaseIsExtrapolated(t *testing.T) {
 		k := &kneeLimit{est: 40, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
 			base: 50e6, trend: trend, since: 9, confirmed: true, started: true, calm: 1, clear: 1}
 		k.prev = kneeWindow{lat: 50e6, n: 800, binding: true, limit: 40}
-		// A window that ends half a second before the drain grid's line (every 10s).
+		// A window that ends half a second before the drain grid's line (every 10s): the
+		// next one is cut short to end on the line, and the drain starts there.
 		k.plan(WindowSummary{Duration: time.Second, End: time.Unix(1000*10+9, 5e8)})
+		if k.drainOf > 0 || k.alignAt == 0 {
+			return k.drainOf > 0
+		}
+		k.plan(WindowSummary{Duration: k.next, End: time.Unix(1000*10+10, 1e6)})
 		return k.drainOf > 0
 	}
 	if drains(0) {
@@ -126,6 +131,72 @@ func TestKneeConfirmedBaseIgnoresADrainThatReadsLowWithinTheNoise(t *testing.T) 
 		}
 		if got := k.expected(); math.Abs(got-want) > 1 {
 			t.Errorf("%s: base %.0f after a drain read %.0f, want %.0f", tc.what, got, lat, want)
+		}
+	}
+}
+
+// A drain window starts at the grid's boundary, for every replica alike: a window that would
+// cross the boundary is cut short to end at it, and the drain is decided there. Within a
+// quarter of a window of the boundary, or where the next window ends on it, the next window
+// drains at once.
+func TestKneeDrainStartsAtTheGridsBoundary(t *testing.T) {
+	grid := time.Unix(1000*10+10, 0) // a boundary of the drain grid (every 10s)
+	for _, tc := range []struct {
+		before  time.Duration // how long before the boundary the window ends
+		cut     time.Duration // the length of the next window, cut short (0: not cut)
+		drainAt time.Duration // when the drain starts, from the boundary
+	}{
+		{500 * time.Millisecond, 500 * time.Millisecond, time.Millisecond},
+		{900 * time.Millisecond, 900 * time.Millisecond, time.Millisecond},
+		{200 * time.Millisecond, 0, -200 * time.Millisecond},
+		{time.Second, 0, -time.Second},
+	} {
+		// Latency in the upper half of the tolerance, under a limit that binds: a drain is due.
+		k := &kneeLimit{est: 40, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
+			base: 50e6, since: 9, started: true, calm: 1.08}
+		k.prev = kneeWindow{lat: 54e6, n: 800, binding: true, limit: 40}
+		end := grid.Add(-tc.before)
+		k.plan(WindowSummary{Duration: time.Second, End: end})
+		if k.next != tc.cut {
+			t.Errorf("window ending %v before the boundary: next window %v, want %v", tc.before, k.next, tc.cut)
+		}
+		if k.next > 0 {
+			if k.drainOf > 0 {
+				t.Errorf("window ending %v before the boundary: drained before it", tc.before)
+			}
+			end = end.Add(k.next + time.Millisecond) // the window ends on the call that completes just after the boundary
+			k.next = 0
+			k.plan(WindowSummary{Duration: tc.cut, End: end})
+			if k.next != 0 {
+				t.Errorf("window ending %v before the boundary: cut short again (%v)", tc.before, k.next)
+			}
+		}
+		if k.drainOf == 0 || end.Sub(grid) != tc.drainAt {
+			t.Errorf("window ending %v before the boundary: drain from %v, want from %v (drained: %v)", tc.before, end.Sub(grid), tc.drainAt, k.drainOf > 0)
+		}
+	}
+}
+
+// The window cut short before a drain decides nothing where latency lags it: its latency is
+// mostly that of calls admitted before it, and the drain's window reads any change made now.
+// A window that does not lag, or one that was not cut short, decides as any other.
+func TestKneeLaggingWindowBeforeADrainDecidesNothing(t *testing.T) {
+	grid := time.Unix(1000*10+10, 0)
+	for _, tc := range []struct {
+		aligned bool
+		length  time.Duration // the window's length: ten latencies of 75ms are 750ms
+		cut     bool
+	}{{true, 500 * time.Millisecond, false}, {true, 800 * time.Millisecond, true}, {false, 500 * time.Millisecond, true}} {
+		k := &kneeLimit{est: 40, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1, moved: 1,
+			base: 50e6, since: 1, started: true, confirmed: true, calm: 1}
+		k.prev = kneeWindow{lat: 50e6, n: 800, binding: true, limit: 40}
+		if tc.aligned {
+			k.alignAt = grid.UnixNano()
+		}
+		n := int(40 / 0.075 * tc.length.Seconds())
+		k.Update(WindowSummary{AvgLatency: 75 * time.Millisecond, Samples: n, Rejected: n, MaxInFlight: 40, Duration: tc.length, End: grid.Add(time.Millisecond)})
+		if cut := k.est < 40; cut != tc.cut {
+			t.Errorf("cut short %v, %v long, latency 1.5 times base: estimate %v, want a cut: %v", tc.aligned, tc.length, k.est, tc.cut)
 		}
 	}
 }
