@@ -184,3 +184,41 @@ func TestKneeEngineClimbsOnShortWindows(t *testing.T) {
 		t.Errorf("the knee rose from 10 to 60: the limit reached 54 after %v (0: not within 15s), want 3.5s at most", reached)
 	}
 }
+
+// Through the engine, whose windows end on the first call after their deadline and so drift
+// against the wall clock, every drain window starts at a boundary of the drain grid (every 10
+// windows of the wall clock): the window before it is cut short to end there. Replicas of a
+// service, whose windows drift each their own way, then drain over the same second.
+func TestKneeEngineDrainsStartAtTheGridsBoundary(t *testing.T) {
+	// One call every 1.3ms, 60ms each without load: a demand of about 46 calls in flight,
+	// above a knee of 40, so the limit binds and drains; windows end on calls, off the grid.
+	m := newKneeSim(t, 1300*time.Microsecond, 60*time.Millisecond, 40)
+	var starts []time.Duration // when each window started
+	var limits []int           // the limit during each window
+	windows := m.h.Snapshot().Windows
+	starts, limits = append(starts, 0), append(limits, m.h.Limit())
+	for m.now < 90*time.Second {
+		m.run(m.now + time.Millisecond)
+		if w := m.h.Snapshot().Windows; w != windows {
+			windows = w
+			starts, limits = append(starts, m.now), append(limits, m.h.Limit())
+		}
+	}
+	drains, short := 0, 0
+	for i := 1; i+1 < len(limits); i++ {
+		if d := starts[i+1] - starts[i]; d < 990*time.Millisecond {
+			short++
+		}
+		// A drain: the limit lowered by 10% or more for one window, then restored.
+		if limits[i]*10 > limits[i-1]*9 || limits[i+1] < limits[i-1] || starts[i] < 20*time.Second {
+			continue
+		}
+		drains++
+		if off := starts[i] % (10 * time.Second); off > 5*time.Millisecond {
+			t.Errorf("a drain from %d to %d began %v past a boundary of the grid, want within 5ms (window starts %v)", limits[i-1], limits[i], off, starts[i])
+		}
+	}
+	if drains < 3 || short < drains {
+		t.Fatalf("%d drains after 20s over %d windows (%d cut short): want 3 or more, each after a window cut short; limits %v", drains, len(limits), short, limits)
+	}
+}
