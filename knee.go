@@ -250,7 +250,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		return k.plan(w)
 	}
 	if k.base == 0 {
-		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat && (cur.touched || k.windows > 1 && k.resolves(cur.n)) {
+		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat && (cur.touched || k.windows > 1 && k.resolves(cur.n, kneeDrainDepth)) {
 			// A first guess, uncertain: the first windows may already queue. Once the limit
 			// was reached, or, if it never is, from the second window (the first reads
 			// short) when a drain could check it (see plan); otherwise there is nothing to
@@ -427,12 +427,12 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.spacing, k.spaceAt = min(kneeMaxSpacing, 2*max(1, spacing)), k.drainOf
 	}
 	switch {
-	case e < kneeElastic/2 && lat > k.expected() && smallShare(k.drainOf) && cur.lags && !k.resolvesDrain(cur.n):
+	case e < kneeElastic/2 && lat > k.expected() && smallShare(k.drainOf) && cur.lags && !k.resolves(cur.n, k.depth):
 		// Too noisy to read, for a small share where latency lags: the drained window's
 		// mean cannot tell a queue from none, and latency above base proves nothing. Read as
-		// base, it raised the bases of replicas whose drains overlap only in part (each
-		// window ends on its own calls) until they stopped binding ("a drain too noisy to
-		// read" in docs/adaptive-limit.md). The limit is restored; base stays.
+		// base, it raised the bases of replicas a little with every drain that happened to
+		// read high, until they stopped binding ("a drain too noisy to read" in
+		// docs/adaptive-limit.md). The limit is restored; base stays.
 		k.est = k.drainOf
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its
@@ -721,14 +721,9 @@ func (k *kneeLimit) usage(cur kneeWindow, tol float64) float64 {
 	return min(k.est, max(1, cur.conc*(1+tol/2)))
 }
 
-// resolves reports whether a drain of a window of n samples tells a queue from none: three
-// standard deviations of its elasticity within kneeElastic.
-func (k *kneeLimit) resolves(n float64) bool { return k.resolvesDepth(n, kneeDrainDepth) }
-
-// resolvesDrain is resolves for the current drain, at its depth.
-func (k *kneeLimit) resolvesDrain(n float64) bool { return k.resolvesDepth(n, k.depth) }
-
-func (k *kneeLimit) resolvesDepth(n, depth float64) bool {
+// resolves reports whether a drain of the given depth, over a window of n samples, tells a
+// queue from none: three standard deviations of its elasticity within kneeElastic.
+func (k *kneeLimit) resolves(n, depth float64) bool {
 	return 3*math.Sqrt2*k.spread(n)/-math.Log(1-depth) <= kneeElastic
 }
 
@@ -749,10 +744,11 @@ func (k *kneeLimit) set(v float64) {
 // grid of the wall clock, so that the replicas of a service drain together and see the
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. A drain window starts at the grid's boundary:
-// the window before it is cut short to end there (see below). There is no drain while latency stays about base
-// (nothing to learn) or while the limit grows, unless base moved along its trend or the last
-// drain lowered it by much (see lowered). A limit that does not bind drains from the calls
-// in flight, except once the load has fallen to light load (see fell), where it watches.
+// the window before it is cut short to end there (see below). There is no drain while latency
+// stays about base (nothing to learn) or while the limit grows, unless base moved along its
+// trend or the last drain lowered it by much (see lowered). A limit that does not bind drains
+// from the calls in flight, except once the load has fallen to light load (see fell), where it
+// watches.
 // While drains agree with base they are spaced out to every second, then every fourth boundary
 // of the grid (see drained), the same boundaries for every replica; the drains come back to every
 // boundary as soon as anything says base may have moved: a suspect base, one moved along its
@@ -781,7 +777,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	// tells their latency from a slower dependency's. One drain checks it, where it can tell
 	// (latency steady enough) and costs little: calls in flight that barely vary (a closed loop,
 	// whose rejected clients come back), not the bursts of open light load.
-	verify := k.unverified && k.resolves(cur.n) && cur.maxFlight <= cur.conc+math.Sqrt(cur.conc)
+	verify := k.unverified && k.resolves(cur.n, kneeDrainDepth) && cur.maxFlight <= cur.conc+math.Sqrt(cur.conc)
 	// After the load fell, a drain from the calls in flight would only reject calls (see
 	// recovered): watch, even if base is suspect, until a window reads over the tolerance
 	// (fell's end); one in its upper half is noise under light load, and once drained a limit
