@@ -249,7 +249,7 @@ func (l *AdaptiveLimitHandle) release(s limitSlot, o outcome) {
 	}
 	// Record while still holding the slot: the overflow argument above counts on it.
 	if o == outcomeDrop || lat >= l.lockedAbove {
-		l.recordLocked(lat, o == outcomeDrop)
+		l.recordLocked(now, lat, o == outcomeDrop)
 	} else if v := l.window.Add(uint64(lat)<<countBits | 1); v >= sumSpill || v&countMask >= countSpill {
 		l.mu.Lock()
 		l.spillLocked()
@@ -271,13 +271,18 @@ func (l *AdaptiveLimitHandle) release(s limitSlot, o outcome) {
 // recordLocked records a drop, or a latency too long for the packed word, under the lock.
 // Drops are rare (they signal overload) and long calls are long: the lock costs them nothing
 // that matters, and it keeps "this window saw a drop" exact.
-func (l *AdaptiveLimitHandle) recordLocked(lat int64, drop bool) {
+// An algorithm that sizes its windows may end the window at a drop (see windowSizer.endsEarly):
+// the caller then ends it, as at the window's end.
+func (l *AdaptiveLimitHandle) recordLocked(now, lat int64, drop bool) {
 	l.mu.Lock()
 	l.spillSum += lat
 	l.spillCount++
 	if drop {
 		l.spillDrop = true
 		l.spillDrops++
+		if l.sizer != nil && l.sizer.endsEarly(int(l.spillCount+int64(l.window.Load()&countMask)), int(l.spillDrops)) {
+			l.windowEnd.Store(min(l.windowEnd.Load(), now))
+		}
 	}
 	l.mu.Unlock()
 }

@@ -48,8 +48,12 @@ type AdaptiveAlgorithm interface {
 // after each Update; 0, or anything not shorter than the configured Window, means the Window.
 // It is unexported: a window shorter than the configured one is a decision of the built-in
 // algorithms, each of which documents when it makes it.
+// The engine also asks, at each drop, whether the window under way should end at once
+// (endsEarly, given its samples and drops so far): Knee ends a window whose drops already show
+// overload, rather than let a limit that grew into timeouts run a whole window.
 type windowSizer interface {
 	nextWindow() time.Duration
+	endsEarly(samples, drops int) bool
 }
 
 // NewAdaptiveAlgorithm returns the algorithm that cfg selects, resolved over the built-in

@@ -20,7 +20,8 @@ import (
 //   - Latency above base by more than the tolerance (the larger of 10% and three standard
 //     errors of the window's mean) cuts the limit in proportion, at most by half; latency
 //     within it holds; latency at base grows the limit, faster the longer it stays there.
-//   - Timeouts and other drops above the share seen without load cut the limit too.
+//   - Timeouts and other drops above the share seen without load cut the limit too; after a
+//     growth, drops far above that share end the window at once (see endsEarly).
 //   - A window in which the limit did not bind changes it only to keep room above the calls
 //     in flight (light load is never rejected), or, when the dependency queues, to bring it
 //     down to them (a replica whose limit does not bind takes more than its share).
@@ -120,6 +121,7 @@ const (
 	kneeRose         = 4     // clear windows a queue that vanished under its limit counts as: the limit doubles
 	kneeMaxSpacing   = 4     // drains agreeing with base space out to every this many boundaries of the grid
 	kneeSagged       = 0.925 // ... until the limit falls below this share of the one they restored
+	kneeEarly        = 20    // samples a window holds at least before its drops may end it early
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -681,6 +683,17 @@ func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
 		return 0
 	}
 	return time.Duration(d)
+}
+
+// endsEarly reports whether the window under way should end at once: it holds kneeEarly samples
+// or more, and its drops are above the share seen without load by more than a quarter of them
+// beyond three standard deviations of their count. A limit that grew into timeouts (a startup's
+// doubling through a queue it could not see, a capacity that fell) would otherwise run a whole
+// window of calls into them: a cold start of a knee of 8 under 2x overload timed out 217 calls
+// in that window.
+func (k *kneeLimit) endsEarly(samples, drops int) bool {
+	n := float64(samples)
+	return k.step > 1 && samples >= kneeEarly && float64(drops)/n-k.baseDrop > 0.25+3*math.Sqrt(0.25/n)
 }
 
 // smallShare reports whether a limit is below 10, where its one call of slack is more than the

@@ -23,6 +23,9 @@ type kneeSim struct {
 	gap   time.Duration // between arrivals
 	s     time.Duration // the no-load latency
 	c     float64       // the knee
+	// timeout, if not 0, ends a call that would last longer when it elapses, as a drop.
+	timeout time.Duration
+	drops   int // calls that timed out so far
 
 	now         time.Duration // the clock's time since its epoch (the loop's own copy)
 	nextArrival time.Duration
@@ -34,6 +37,7 @@ type kneeCall struct {
 	end    time.Duration
 	seq    uint64 // ties end in order of admission
 	permit r4c.AdaptiveLimitPermit
+	drop   bool // the call times out at end
 }
 
 type kneeCalls []kneeCall
@@ -83,7 +87,12 @@ func (m *kneeSim) run(until time.Duration) {
 		if len(m.calls) > 0 && m.calls[0].end <= m.nextArrival && m.calls[0].end <= until {
 			c := heap.Pop(&m.calls).(kneeCall)
 			m.advanceTo(c.end)
-			c.permit.Success()
+			if c.drop {
+				m.drops++
+				c.permit.Drop()
+			} else {
+				c.permit.Success()
+			}
 			continue
 		}
 		if m.nextArrival > until {
@@ -98,8 +107,12 @@ func (m *kneeSim) run(until time.Duration) {
 		}
 		n := float64(m.h.InFlight())
 		lat := time.Duration(float64(m.s) * max(1, n/m.c))
+		drop := m.timeout > 0 && lat > m.timeout
+		if drop {
+			lat = m.timeout
+		}
 		m.seq++
-		heap.Push(&m.calls, kneeCall{end: m.now + lat, seq: m.seq, permit: p})
+		heap.Push(&m.calls, kneeCall{end: m.now + lat, seq: m.seq, permit: p, drop: drop})
 	}
 }
 
@@ -220,5 +233,39 @@ func TestKneeEngineDrainsStartAtTheGridsBoundary(t *testing.T) {
 	}
 	if drains < 3 || short < drains {
 		t.Fatalf("%d drains after 20s over %d windows (%d cut short): want 3 or more, each after a window cut short; limits %v", drains, len(limits), short, limits)
+	}
+}
+
+// A cold start under 2x overload, behind a timeout of three service times: the initial limit
+// (20) is 2.5 times the knee (8), so the first windows queue at 2.5 times the no-load latency,
+// which Knee cannot tell from it, and the startup doubles the limit into timeouts. The window
+// after that growth ends as soon as its drops show the overload (see kneeLimit.endsEarly),
+// not after a whole window of calls that time out.
+func TestKneeEngineEndsAWindowOfTimeoutsAfterAGrowthEarly(t *testing.T) {
+	// One call every 3.125ms, 50ms each without load: a demand of 16 calls in flight.
+	m := newKneeSim(t, 3125*time.Microsecond, 50*time.Millisecond, 8)
+	m.timeout = 150 * time.Millisecond
+	var starts []time.Duration // when each window started
+	var drops []int            // the calls timed out by then
+	windows := m.h.Snapshot().Windows
+	for m.now < 10*time.Second {
+		m.run(m.now + time.Millisecond)
+		if w := m.h.Snapshot().Windows; w != windows {
+			windows = w
+			starts, drops = append(starts, m.now), append(drops, m.drops)
+		}
+	}
+	if m.drops == 0 {
+		t.Fatal("no call timed out: the scenario does not test what it says")
+	}
+	// The windows that timed out calls, and how long each lasted.
+	early := 0
+	for i := 1; i < len(starts); i++ {
+		if d := drops[i] - drops[i-1]; d > 0 && starts[i]-starts[i-1] < 500*time.Millisecond {
+			early++
+		}
+	}
+	if early == 0 || m.drops > 120 {
+		t.Fatalf("%d calls timed out over 10s, %d windows of timeouts ended early: want 120 at most (a whole window of them times out about 250), and one or more (window starts %v, drops by then %v)", m.drops, early, starts, drops)
 	}
 }

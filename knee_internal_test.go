@@ -200,3 +200,27 @@ func TestKneeLaggingWindowBeforeADrainDecidesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A window ends early only after a growth, with enough samples, and drops far above the share
+// seen without load.
+func TestKneeEndsEarlyOnlyOnDropsAfterAGrowth(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		step, baseDrop float64
+		samples, drops int
+		want           bool
+	}{
+		{"after a growth, most calls dropped", 2, 0, 30, 25, true},
+		{"after a growth, many calls dropped", 1.25, 0.05, 200, 120, true},
+		{"no growth", 1, 0, 30, 25, false},
+		{"after a cut", 0.8, 0, 30, 25, false},
+		{"too few samples", 2, 0, kneeEarly - 1, kneeEarly - 1, false},
+		{"drops about base's share", 2, 0.3, 100, 40, false},
+		{"a quarter dropped", 2, 0, 100, 25, false},
+	} {
+		k := &kneeLimit{est: 20, step: c.step, baseDrop: c.baseDrop}
+		if got := k.endsEarly(c.samples, c.drops); got != c.want {
+			t.Errorf("%s: endsEarly(%d, %d) = %v, want %v", c.name, c.samples, c.drops, got, c.want)
+		}
+	}
+}
