@@ -272,7 +272,8 @@ func (l *AdaptiveLimitHandle) release(s limitSlot, o outcome) {
 // Drops are rare (they signal overload) and long calls are long: the lock costs them nothing
 // that matters, and it keeps "this window saw a drop" exact.
 // An algorithm that sizes its windows may end the window at a drop (see windowSizer.endsEarly):
-// the caller then ends it, as at the window's end.
+// the caller then ends it, as at the window's end. Not before the window holds MinWindowSamples:
+// a window ended with fewer would be extended by a whole Window instead.
 func (l *AdaptiveLimitHandle) recordLocked(now, lat int64, drop bool) {
 	l.mu.Lock()
 	l.spillSum += lat
@@ -280,8 +281,10 @@ func (l *AdaptiveLimitHandle) recordLocked(now, lat int64, drop bool) {
 	if drop {
 		l.spillDrop = true
 		l.spillDrops++
-		if l.sizer != nil && l.sizer.endsEarly(int(l.spillCount+int64(l.window.Load()&countMask)), int(l.spillDrops)) {
-			l.windowEnd.Store(min(l.windowEnd.Load(), now))
+		if l.sizer != nil {
+			if n := l.spillCount + int64(l.window.Load()&countMask); n >= l.minSamples && l.sizer.endsEarly(int(n), int(l.spillDrops)) {
+				l.windowEnd.Store(min(l.windowEnd.Load(), now))
+			}
 		}
 	}
 	l.mu.Unlock()

@@ -17,3 +17,15 @@ func Gradient2Overloaded(g AdaptiveAlgorithm, w WindowSummary) int {
 
 // DropGuarded is the drop guard's test of a window.
 func DropGuarded(samples, drops int64) bool { return dropGuarded(samples, drops) }
+
+// endAtEveryDrop is a window sizer that asks to end the window at every drop.
+type endAtEveryDrop struct{ windowSizer }
+
+func (endAtEveryDrop) endsEarly(samples, drops int) bool { return true }
+
+// EndWindowsAtEveryDrop makes h's algorithm ask, at every drop, that the window end at once.
+func EndWindowsAtEveryDrop(h *AdaptiveLimitHandle) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sizer = endAtEveryDrop{h.sizer}
+}

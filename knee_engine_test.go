@@ -57,12 +57,18 @@ func (q *kneeCalls) Pop() any {
 
 func newKneeSim(t *testing.T, gap, s time.Duration, c float64) *kneeSim {
 	t.Helper()
+	return newKneeSimWith(t, r4c.AdaptiveLimitConfig{Algorithm: r4c.Knee, InitialLimit: 20, MaxLimit: 200}, gap, s, c)
+}
+
+// newKneeSimWith is newKneeSim with the limit's configuration given.
+func newKneeSimWith(t *testing.T, cfg r4c.AdaptiveLimitConfig, gap, s time.Duration, c float64) *kneeSim {
+	t.Helper()
 	clock := r4ctest.NewManualClock()
 	reg, err := r4c.NewRegistry(r4c.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r4c.NewPipeline[struct{}](reg, "dep", r4c.AdaptiveLimitConfig{Algorithm: r4c.Knee, InitialLimit: 20, MaxLimit: 200}); err != nil {
+	if _, err := r4c.NewPipeline[struct{}](reg, "dep", cfg); err != nil {
 		t.Fatal(err)
 	}
 	h, err := reg.AdaptiveLimit("dep")
@@ -267,5 +273,47 @@ func TestKneeEngineEndsAWindowOfTimeoutsAfterAGrowthEarly(t *testing.T) {
 	}
 	if early == 0 || m.drops > 120 {
 		t.Fatalf("%d calls timed out over 10s, %d windows of timeouts ended early: want 120 at most (a whole window of them times out about 250), and one or more (window starts %v, drops by then %v)", m.drops, early, starts, drops)
+	}
+}
+
+// A window that an algorithm asks to end at a drop ends there only once it holds
+// MinWindowSamples. Asked before, the engine would find too few samples and extend the window
+// by a whole Window from that drop, past the end it had.
+func TestEngineEndsAWindowEarlyOnlyWithItsMinimumSamples(t *testing.T) {
+	clock := r4ctest.NewManualClock()
+	reg, err := r4c.NewRegistry(r4c.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := r4c.AdaptiveLimitConfig{Algorithm: r4c.Knee, InitialLimit: 200, MaxLimit: 200, MinWindowSamples: 100}
+	if _, err := r4c.NewPipeline[struct{}](reg, "dep", cfg); err != nil {
+		t.Fatal(err)
+	}
+	h, err := reg.AdaptiveLimit("dep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r4c.EndWindowsAtEveryDrop(h)
+	calls := func(n int, after time.Duration, end func(r4c.AdaptiveLimitPermit)) {
+		permits := make([]r4c.AdaptiveLimitPermit, n)
+		for i := range permits {
+			if permits[i], err = h.Acquire(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.Advance(after)
+		for _, p := range permits {
+			end(p)
+		}
+	}
+	calls(30, 100*time.Millisecond, r4c.AdaptiveLimitPermit.Drop)
+	calls(100, 800*time.Millisecond, r4c.AdaptiveLimitPermit.Success)
+	if w := h.Snapshot().Windows; w != 0 {
+		t.Fatalf("%d windows ended within the Window (1s), want none: 30 drops, fewer than MinWindowSamples (100), cannot end it", w)
+	}
+	// The first call to end past the Window, with enough samples: the window ends.
+	calls(1, 150*time.Millisecond, r4c.AdaptiveLimitPermit.Success)
+	if w := h.Snapshot().Windows; w != 1 {
+		t.Fatalf("%d windows ended 1.05s after the start with 131 samples, want 1 (the Window is 1s)", w)
 	}
 }
