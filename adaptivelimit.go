@@ -73,6 +73,7 @@ type AdaptiveLimitHandle struct {
 	// sizer is alg when it chooses the length of its next window (Knee, while it climbs), else
 	// nil: every window is then windowNanos long.
 	sizer         windowSizer
+	watchDrops    bool  // the sizer asked at the window's start to be asked at each drop (see windowSizer); under mu
 	spillSum      int64 // samples moved out of the packed word, still in the current window
 	spillCount    int64
 	spillDrop     bool
@@ -281,7 +282,7 @@ func (l *AdaptiveLimitHandle) recordLocked(now, lat int64, drop bool) {
 	if drop {
 		l.spillDrop = true
 		l.spillDrops++
-		if l.sizer != nil {
+		if l.watchDrops {
 			if n := l.spillCount + int64(l.window.Load()&countMask); n >= l.minSamples && l.sizer.endsEarly(int(n), int(l.spillDrops)) {
 				l.windowEnd.Store(min(l.windowEnd.Load(), now))
 			}
@@ -342,6 +343,7 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 		if d := int64(l.sizer.nextWindow()); d > 0 && d < next {
 			next = d
 		}
+		l.watchDrops = l.sizer.watchesDrops()
 	}
 	l.windowEnd.Store(now + next)
 	l.windows++

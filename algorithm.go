@@ -48,11 +48,14 @@ type AdaptiveAlgorithm interface {
 // after each Update; 0, or anything not shorter than the configured Window, means the Window.
 // It is unexported: a window shorter than the configured one is a decision of the built-in
 // algorithms, each of which documents when it makes it.
-// The engine also asks, at each drop, whether the window under way should end at once
-// (endsEarly, given its samples and drops so far): Knee ends a window whose drops already show
-// overload, rather than let a limit that grew into timeouts run a whole window.
+// The engine also asks, after each Update, whether the next window watches its drops
+// (watchesDrops); if so, it asks at each drop of that window whether the window should end at
+// once (endsEarly, given its samples and drops so far): Knee ends a window whose drops already
+// show overload, rather than let a limit that grew into timeouts run a whole window. Asking once
+// a window keeps the interface call off the drops of every other window.
 type windowSizer interface {
 	nextWindow() time.Duration
+	watchesDrops() bool
 	endsEarly(samples, drops int) bool
 }
 

@@ -150,6 +150,38 @@ func BenchmarkEngineReject(b *testing.B) {
 	})
 }
 
+// BenchmarkEngineDrop is an admitted call that ends as a drop (a timeout, say), under Knee: a
+// drop is recorded under the lock, where the engine also asks Knee whether the window ends
+// early (docs/adaptive-limit.md, "timeouts end the window").
+func BenchmarkEngineDrop(b *testing.B) {
+	cfg := benchCfg
+	cfg.Algorithm = r4c.Knee
+	b.Run("seq", func(b *testing.B) {
+		_, h := newBenchLimit(b, cfg)
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := h.Acquire()
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Drop()
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		_, h := newBenchLimit(b, cfg)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p, err := h.Acquire()
+				if err != nil {
+					panic(err)
+				}
+				p.Drop()
+			}
+		})
+	})
+}
+
 // ---------- Pipeline ----------
 
 // BenchmarkPipeline is an admitted call through Pipeline.Execute with only an AdaptiveLimit.

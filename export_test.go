@@ -21,6 +21,7 @@ func DropGuarded(samples, drops int64) bool { return dropGuarded(samples, drops)
 // endAtEveryDrop is a window sizer that asks to end the window at every drop.
 type endAtEveryDrop struct{ windowSizer }
 
+func (endAtEveryDrop) watchesDrops() bool                { return true }
 func (endAtEveryDrop) endsEarly(samples, drops int) bool { return true }
 
 // EndWindowsAtEveryDrop makes h's algorithm ask, at every drop, that the window end at once.
@@ -28,4 +29,5 @@ func EndWindowsAtEveryDrop(h *AdaptiveLimitHandle) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.sizer = endAtEveryDrop{h.sizer}
+	h.watchDrops = true
 }

@@ -21,7 +21,7 @@ import (
 //     errors of the window's mean) cuts the limit in proportion, at most by half; latency
 //     within it holds; latency at base grows the limit, faster the longer it stays there.
 //   - Timeouts and other drops above the share seen without load cut the limit too; after a
-//     growth, drops far above that share end the window at once (see endsEarly).
+//     growth, drops far above that share end the window at once (see watchesDrops).
 //   - A window in which the limit did not bind changes it only to keep room above the calls
 //     in flight (light load is never rejected), or, when the dependency queues, to bring it
 //     down to them (a replica whose limit does not bind takes more than its share).
@@ -685,15 +685,18 @@ func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
 	return time.Duration(d)
 }
 
-// endsEarly reports whether the window under way should end at once: it holds kneeEarly samples
-// or more, and its drops are above the share seen without load by more than a quarter of them
-// beyond three standard deviations of their count. A limit that grew into timeouts (a startup's
-// doubling through a queue it could not see, a capacity that fell) would otherwise run a whole
-// window of calls into them: a cold start of a knee of 8 under 2x overload timed out 217 calls
-// in that window.
+// watchesDrops reports whether the next window may end early on its drops (see endsEarly): the
+// window after a growth of the limit. A limit that grew into timeouts (a startup's doubling
+// through a queue it could not see) would otherwise run a whole window of calls into them: a
+// cold start of a knee of 8 under 2x overload timed out 217 calls in that window.
+func (k *kneeLimit) watchesDrops() bool { return k.step > 1 }
+
+// endsEarly reports whether a window that watches its drops (see watchesDrops) should end at
+// once: it holds kneeEarly samples or more, and its drops are above the share seen without load
+// by more than a quarter of them beyond three standard deviations of their count.
 func (k *kneeLimit) endsEarly(samples, drops int) bool {
 	n := float64(samples)
-	return k.step > 1 && samples >= kneeEarly && float64(drops)/n-k.baseDrop > 0.25+3*math.Sqrt(0.25/n)
+	return samples >= kneeEarly && float64(drops)/n-k.baseDrop > 0.25+3*math.Sqrt(0.25/n)
 }
 
 // smallShare reports whether a limit is below 10, where its one call of slack is more than the

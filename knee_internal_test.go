@@ -219,8 +219,8 @@ func TestKneeEndsEarlyOnlyOnDropsAfterAGrowth(t *testing.T) {
 		{"a quarter dropped", 2, 0, 100, 25, false},
 	} {
 		k := &kneeLimit{est: 20, step: c.step, baseDrop: c.baseDrop}
-		if got := k.endsEarly(c.samples, c.drops); got != c.want {
-			t.Errorf("%s: endsEarly(%d, %d) = %v, want %v", c.name, c.samples, c.drops, got, c.want)
+		if got := k.watchesDrops() && k.endsEarly(c.samples, c.drops); got != c.want {
+			t.Errorf("%s: watchesDrops() && endsEarly(%d, %d) = %v, want %v", c.name, c.samples, c.drops, got, c.want)
 		}
 	}
 }
