@@ -163,6 +163,30 @@ func TestKneeEngineFindsTheKneeAndFollowsItDown(t *testing.T) {
 	fallsBelow(t, m.limits(30), 15, 15, "the knee fell from 40 to 10", "seconds")
 }
 
+// At a knee of 10 the limit is a few whole calls: a drain of 15% from 11 runs at 9, 18% below
+// it. Read against the limits it ran at, such a drain crosses the knee (latency falls by the
+// one call of queue), restores the limit and, agreeing with base, spaces out the drains that
+// follow; read against 15%, each drain looked like a queue and left the limit below the knee
+// for a second or two (in 6 of the last 60 seconds here).
+func TestKneeEngineSmallKneeDrainsAcrossIt(t *testing.T) {
+	// One call every half millisecond, 50ms each without load: 10 times a knee of 10.
+	m := newKneeSim(t, 500*time.Microsecond, 50*time.Millisecond, 10)
+	m.limits(60)
+	last := m.limits(60)
+	below := 0
+	for _, l := range last {
+		if l < 10 {
+			below++
+		}
+		if l > 15 {
+			t.Fatalf("limit %d above 1.5 times a knee of 10; limits each second %v", l, last)
+		}
+	}
+	if below > 2 {
+		t.Errorf("limit below a knee of 10 in %d of the last 60 seconds, want 2 at most; limits each second %v", below, last)
+	}
+}
+
 // After the knee rises far above the limit, Knee climbs on windows shorter than the configured
 // one of 1s: each window that follows a growth of 25% or more holds ten latencies and a quarter
 // more (here about 0.7s), and the limit reaches the new knee sooner. The climb starts in the
