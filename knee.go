@@ -420,8 +420,10 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	// quarter of the tolerance) has nothing more to teach: the next drains are spaced out
 	// (see plan). Also where latency lags a window: the drained window's latency is then
 	// mostly that of calls admitted before the drain, and about base it says the limit did not
-	// queue. Not for a small share (see smallShare), whose tolerance is its one call of slack.
-	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 && !smallShare(k.drainOf) &&
+	// queue. A small share's drains space out too: they agree rarely (a drain across the
+	// knee of a limit of 9 runs at 7, and its latency falls by most of it), but a lone small
+	// limit that drains every boundary spends a point of goodput on it.
+	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 &&
 		e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && e <= kneeElastic
 	spacing := k.spacing
 	k.spacing = 1
@@ -700,10 +702,10 @@ func (k *kneeLimit) endsEarly(samples, drops int) bool {
 }
 
 // smallShare reports whether a limit is below 10, where its one call of slack is more than the
-// tolerance: most often a replica's share. The replicas' drains, kept down and on every
-// boundary, hold the sum of their limits near the knee, and the rules that would let one limit
-// grow back sooner (spaced drains, a drain across the knee, growth near the last queue) cost
-// replicas their fair shares there.
+// tolerance: most often a replica's share. The replicas' drains, kept down and, until they
+// agree with base, on every boundary, hold the sum of their limits near the knee, and the rules that would let one limit
+// grow back sooner (a drain across the knee, growth near the last queue) cost replicas their
+// fair shares there.
 func smallShare(limit float64) bool { return kneeSlack/limit > kneeTolerance }
 
 // bands returns the bands of latency over base (as ratios) a window is read in: at or below

@@ -258,3 +258,28 @@ func TestKneeDrainIsReadAgainstTheLimitsItRanAt(t *testing.T) {
 		}
 	}
 }
+
+// A drain that crossed the knee and found base where it was expected spaces the next drains out
+// (to every second boundary of the grid, then every fourth), for a limit below 10 as for any
+// other: a lone small limit that drains on every boundary spends about a point of goodput on
+// it. A drain whose latency fell with it, or found base elsewhere, keeps every boundary.
+func TestKneeSmallLimitDrainsSpaceOutWhenTheyAgree(t *testing.T) {
+	for _, tc := range []struct {
+		what        string
+		before, lat float64 // the latency of the window before the drain, and of the drain
+		spacing     int64
+	}{
+		{"agrees: latency fell by a third of the drain, to base", 52.5e6, 50e6, 2},
+		{"a queue: latency fell with the drain", 57.5e6, 50e6, 1},
+		{"base elsewhere: latency 8% above it", 56e6, 54e6, 1},
+	} {
+		k := &kneeLimit{est: 9.2 * (1 - kneeDrainDepth), min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
+			base: 50e6, varb: 0.0001, confirmed: true, started: true, calm: 1, drainOf: 9.2, depth: kneeDrainDepth, spacing: 1}
+		prev := kneeWindow{lat: tc.before, n: 180, binding: true, limit: 9.2}
+		cur := kneeWindow{lat: tc.lat, n: 160, binding: true, drain: true, limit: k.est}
+		k.drained(prev, cur, WindowSummary{Samples: 160, Rejected: 160, Duration: time.Second, End: time.Unix(10011, 0)}, 0, kneeSlack/9.2)
+		if k.spacing != tc.spacing {
+			t.Errorf("%s: drains every %d boundaries after it, want %d", tc.what, k.spacing, tc.spacing)
+		}
+	}
+}
