@@ -703,9 +703,9 @@ func (k *kneeLimit) endsEarly(samples, drops int) bool {
 
 // smallShare reports whether a limit is below 10, where its one call of slack is more than the
 // tolerance: most often a replica's share. The replicas' drains, kept down and, until they
-// agree with base, on every boundary, hold the sum of their limits near the knee, and the rules that would let one limit
-// grow back sooner (a drain across the knee, growth near the last queue) cost replicas their
-// fair shares there.
+// agree with base, on every boundary, hold the sum of their limits near the knee, and the rules
+// that would let one limit grow back sooner (a drain across the knee, growth near the last
+// queue) cost replicas their fair shares there.
 func smallShare(limit float64) bool { return kneeSlack/limit > kneeTolerance }
 
 // bands returns the bands of latency over base (as ratios) a window is read in: at or below
