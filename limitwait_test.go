@@ -182,7 +182,10 @@ func TestAWaitEndsAtMaxWaitOrWithItsContext(t *testing.T) {
 }
 
 func TestTheSampleStartsWhenTheSlotIsTaken(t *testing.T) {
-	p, h, clock := waitLimit(t, 1, r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD, Window: time.Hour, MinWindowSamples: 1})
+	// MaxWait outlasts the window: the waiter must still be waiting when the window is over
+	// (with the default 10s, advancing past the window also timed the waiter out, and whether
+	// it was handed the slot first depended on scheduling).
+	p, h, clock := waitLimit(t, 1, r4c.AdaptiveLimitConfig{Algorithm: r4c.AIMD, Window: time.Hour, MinWindowSamples: 1, MaxWait: 2 * time.Hour})
 	held := acquire(t, h)
 	done := make(chan error, 1)
 	go func() {
@@ -194,7 +197,7 @@ func TestTheSampleStartsWhenTheSlotIsTaken(t *testing.T) {
 	}()
 	waitUntil(t, "the call waits", func() bool { return h.Snapshot().Waiting == 1 })
 	clock.Advance(5 * time.Second) // waiting, within MaxWait
-	clock.Advance(time.Hour)       // the window is over: the next sample ends it
+	clock.Advance(time.Hour)       // the window is over, still within MaxWait: the next sample ends it
 	held.Ignore()                  // hands the slot over; the waiter's sample ends the window
 	if err := <-done; err != nil {
 		t.Fatal(err)
