@@ -421,8 +421,9 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	// (see plan). Also where latency lags a window: the drained window's latency is then
 	// mostly that of calls admitted before the drain, and about base it says the limit did not
 	// queue. A small share's drains space out too: they agree rarely (a drain across the
-	// knee of a limit of 9 runs at 7, and its latency falls by most of it), but a lone small
-	// limit that drains every boundary spends a point of goodput on it.
+	// knee from a limit of 9 runs at 7 when the estimate is below 9.42, and its latency falls
+	// by most of it), but a lone small limit that drains every boundary spends a point of
+	// goodput on it.
 	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 &&
 		e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && e <= kneeElastic
 	spacing := k.spacing
