@@ -18,6 +18,11 @@
 // lowest goodput (a worst figure moves by points when a change reshuffles which variant is
 // unlucky), and counts the runs after the change that miss each target (latency, goodput,
 // limit, jain).
+// With -set wide it runs the wider set of classes (quality.WideClasses) instead, and -write DIR
+// writes DIR/quality-wide.md and its plots in DIR/quality-wide/:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -set wide -seeds 4 -write ../docs
+//
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant. The page's tables and plots are written from variant
@@ -38,6 +43,7 @@ import (
 
 func main() {
 	scale := flag.Float64("scale", 1, "scale of the scenarios' durations")
+	set := flag.String("set", "main", "the set of scenario classes: main (quality.Classes) or wide (quality.WideClasses, written after Knee's rules were set)")
 	only := flag.String("only", "", "comma-separated scenario classes to run (default: all)")
 	algs := flag.String("alg", "", "comma-separated algorithms to run (default: all)")
 	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs)")
@@ -48,7 +54,16 @@ func main() {
 	save := flag.String("save", "", "save every variant's rows in `FILE` (JSON), for -against")
 	against := flag.String("against", "", "compare this run's rows with those saved in `FILE` by -save (another build of the code): means over the variants, lowest goodput, runs meeting the targets")
 	flag.Parse()
-	classes := quality.Classes()
+	var classes []quality.Class
+	switch *set {
+	case "main":
+		classes = quality.Classes()
+	case "wide":
+		classes = quality.WideClasses()
+	default:
+		fmt.Fprintf(os.Stderr, "quality: -set %q: want main or wide\n", *set)
+		os.Exit(2)
+	}
 	if *only != "" {
 		classes = filter(classes, *only, func(c quality.Class) string { return c.Name })
 	}
@@ -120,12 +135,26 @@ func main() {
 	}
 	if *write != "" {
 		opts := quality.MarkdownOptions{Command: command(), PlotDir: "quality", Classes: classes, Worst: worst}
+		if *set == "wide" {
+			opts.Page, opts.PlotDir, opts.Title, opts.Lead, opts.NoWeak = "quality-wide.md", "quality-wide", wideTitle, wideLead, true
+		}
 		if err := quality.WriteDocs(*write, runs, opts); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
 }
+
+// The wide set's page (-set wide -write DIR): DIR/quality-wide.md.
+const (
+	wideTitle = "Quality of the adaptive limits: a wider set of scenarios"
+	wideLead  = "A second set of scenario classes (`quality.WideClasses`), written after Knee's rules were set and run by the same bench: " +
+		"the same kinds of trouble as the [main set](quality.md) (capacity steps, cold starts, drift, noise, replicas, light load, slow and fast dependencies), " +
+		"with other knees (3 to 100), service times (5ms to 700ms), spreads, loads (1.1 to 5 times the capacity) and replica counts (3 to 20). " +
+		"Knee was designed against the main set; this page shows where its rules carry over and where they do not. " +
+		"The reference at-1.2knee shows which targets are within reach of a limit that knows the knee: where it misses the goodput target, a limit held at 1.2 times the knee does not suffice. " +
+		"What each contender is, and where the main set shows it weak, is on the main page."
+)
 
 // saveRows writes rows to the file name with quality.SaveRows.
 func saveRows(name string, rows []quality.Row) error {
