@@ -21,7 +21,8 @@ import (
 //     errors of the window's mean) cuts the limit in proportion, at most by half; latency
 //     within it holds; latency at base grows the limit, faster the longer it stays there.
 //   - Timeouts and other drops above the share seen without load cut the limit too; after a
-//     growth, drops far above that share end the window at once (see watchesDrops).
+//     growth, or once base is confirmed, drops far above that share end the window at once (see
+//     watchesDrops).
 //   - A window in which the limit did not bind changes it only to keep room above the calls
 //     in flight (light load is never rejected), or, when the dependency queues, to bring it
 //     down to them (a replica whose limit does not bind takes more than its share).
@@ -60,6 +61,7 @@ type kneeLimit struct {
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
 	lowered    bool    // the last drain lowered base by more than the tolerance's lower half: drain at the next boundary, even if latency looks clear
 	inelastic  int     // cuts in a row after which latency did not fall (see cutResponse)
+	below      int     // windows in a row under a limit that binds whose latency is clearly below base (see decide)
 	held       bool    // a cut was held back to see whether latency falls without it
 	dropped    bool    // the last window had a few drops too many, under no sign of a queue
 	started    bool    // a queue has been seen: the startup's fast growth is over
@@ -72,6 +74,7 @@ type kneeLimit struct {
 	older   kneeWindow    // the window before prev
 	anchor  kneeWindow    // the last window at the highest limit since: cuts are measured from it (see cutResponse)
 	pooled  WindowSummary // a window too short to decide on, pooled with the next
+	light   WindowSummary // until base is measured: the windows of light load so far, pooled (see decide)
 	drainOf float64       // the estimate a drain window lowered; 0 when not draining
 	depth   float64       // the depth of the current drain
 	windows int64         // windows since the last drain
@@ -252,14 +255,33 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		return k.plan(w)
 	}
 	if k.base == 0 {
-		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat && (cur.touched || k.windows > 1 && k.resolves(cur.n, kneeDrainDepth)) {
+		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat {
 			// A first guess, uncertain: the first windows may already queue. Once the limit
 			// was reached, or, if it never is, from the second window (the first reads
 			// short) when a drain could check it (see plan); otherwise there is nothing to
 			// limit yet.
-			k.observe(lat, drops, cur.n, false)
-			k.short = k.windows == 1    // no drain comes before base: windows counts them all
-			k.unverified = !cur.binding // see plan
+			// The windows of light load before the limit was reached are pooled, and where
+			// they hold more calls than the window that reached it and read higher, their
+			// mean is the first guess. A slow dependency under light load holds a dozen calls
+			// a window, too few to check by a drain: the one window that reached the limit
+			// (15 exponential calls of 700ms) read base 47% low, every later window read as a
+			// queue, and the limit fell to 1 for good. The higher of the two, because a base
+			// too high is brought down by the drains, while one too low cuts the limit until
+			// no window holds the calls to correct it (pooling them all, measured: a slow
+			// dependency's light load, read a few percent low, was then rejected).
+			if !cur.touched && k.windows > 1 {
+				k.light = pool(k.light, w)
+			}
+			if cur.touched || k.windows > 1 && k.resolves(cur.n, kneeDrainDepth) {
+				n, mean, share := cur.n, lat, drops
+				if l := float64(k.light.AvgLatency); cur.touched && float64(k.light.Samples) > cur.n && l > lat {
+					n, mean, share = float64(k.light.Samples), l, float64(k.light.Drops)/float64(k.light.Samples)
+				}
+				k.observe(mean, share, n, false)
+				k.short = k.windows == 1    // no drain comes before base: windows counts them all
+				k.unverified = !cur.binding // see plan
+				k.light = WindowSummary{}
+			}
 		}
 		return k.grow(cur, w, tol)
 	}
@@ -286,6 +308,19 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// it, and a change of the limit now would be read by the drain's window, which
 		// measures the drain against this one. It decides nothing.
 		return k.plan(w)
+	}
+
+	// Latency below base, beyond the noise of the window's mean, twice in a row under a limit
+	// that binds: base is too high (calls got lighter, or base was measured through a
+	// queue), and latency bounds it from above.
+	if sd := k.spread(cur.n); cur.binding && lat < k.expected()*math.Exp(-3*sd) {
+		k.below++
+		if b := max(lat, prev.lat) * math.Exp(3*sd); k.below >= 2 && b < k.expected() {
+			k.rebase(b, sd)
+			k.below = 0
+		}
+	} else {
+		k.below = 0
 	}
 
 	// The response of latency to changes of the limit. Every replica of a service makes the
@@ -689,10 +724,15 @@ func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
 }
 
 // watchesDrops reports whether the next window may end early on its drops (see endsEarly): the
-// window after a growth of the limit. A limit that grew into timeouts (a startup's doubling
-// through a queue it could not see) would otherwise run a whole window of calls into them: a
-// cold start of a knee of 8 under 2x overload timed out 217 calls in that window.
-func (k *kneeLimit) watchesDrops() bool { return k.step > 1 }
+// window after a growth of the limit, and every window once a drain has confirmed base. A limit
+// that grew into timeouts (a startup's doubling through a queue it could not see) would
+// otherwise run a whole window of calls into them: a cold start of a knee of 8 under 2x overload
+// timed out 217 calls in that window. So would a capacity that falls under a settled limit (80
+// workers to 5: a window of timeouts, then cuts of at most half a window). Not before base is
+// confirmed without a growth: a cold start's windows, whose limit is above the knee by design
+// until the drains bring base down, ended early on drops of the queue they measure, and the lone
+// cold start of a knee of 8 lost 0.7 points of goodput.
+func (k *kneeLimit) watchesDrops() bool { return k.step > 1 || k.confirmed }
 
 // endsEarly reports whether a window that watches its drops (see watchesDrops) should end at
 // once: it holds kneeEarly samples or more, and its drops are above the share seen without load

@@ -341,3 +341,31 @@ func TestEngineEndsAWindowEarlyOnlyWithItsMinimumSamples(t *testing.T) {
 		t.Fatalf("%d windows ended 1.05s after the start with 131 samples, want 1 (the Window is 1s)", w)
 	}
 }
+
+// A capacity that falls eightfold (40 to 5 workers) under a settled limit, behind a timeout of
+// three service times: every call admitted above about 15 in flight times out. Once a drain has
+// confirmed base, the first window of those timeouts ends as soon as they show the overload, as
+// after a growth (see kneeLimit.watchesDrops): its cut comes within a fraction of a second, not
+// after a whole window of calls that time out.
+func TestKneeEngineEndsAWindowOfTimeoutsAfterACapacityDropEarly(t *testing.T) {
+	// One call every 833µs, 50ms each without load: a demand of 60 calls in flight.
+	m := newKneeSim(t, 833*time.Microsecond, 50*time.Millisecond, 40)
+	m.timeout = 150 * time.Millisecond
+	m.run(60 * time.Second)
+	if l := m.h.Limit(); l < 40 || l > 48 {
+		t.Fatalf("limit %d after a minute on a knee of 40: the scenario does not start where it says", l)
+	}
+	m.c = 5
+	before := m.drops
+	var firstCut time.Duration
+	for at := 60 * time.Second; at < 62*time.Second && firstCut == 0; {
+		at += time.Millisecond
+		m.run(at)
+		if m.h.Limit() < 30 {
+			firstCut = at - 60*time.Second
+		}
+	}
+	if firstCut == 0 || firstCut > 600*time.Millisecond {
+		t.Fatalf("the limit fell below 30 %v after the capacity fell (0: not within 2s), %d calls timed out meanwhile: want within 600ms", firstCut, m.drops-before)
+	}
+}

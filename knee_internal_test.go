@@ -283,3 +283,65 @@ func TestKneeSmallLimitDrainsSpaceOutWhenTheyAgree(t *testing.T) {
 		}
 	}
 }
+
+// lightThenTouched feeds a fresh Knee twenty windows of light load (a dozen calls each, the
+// limit of 20 never reached, their mean latency light, each window a third above or below it:
+// noisy), then one window that reaches the limit with touched latency, and returns the base it
+// measures.
+func lightThenTouched(light, touched time.Duration) float64 {
+	k := newKnee(AdaptiveLimitConfig{InitialLimit: 20, MinLimit: 1, MaxLimit: 200, Window: time.Second}).(*kneeLimit)
+	end := time.Unix(0, 0)
+	for i := range 20 {
+		end = end.Add(2 * time.Second)
+		lat := light * 2 / 3
+		if i%2 == 1 {
+			lat = light * 4 / 3
+		}
+		k.Update(WindowSummary{AvgLatency: lat, MaxInFlight: 6, Samples: 12, Duration: 2 * time.Second, End: end})
+	}
+	end = end.Add(time.Second)
+	k.Update(WindowSummary{AvgLatency: touched, MaxInFlight: 20, Samples: 15, Rejected: 3, Duration: time.Second, End: end})
+	return k.base
+}
+
+// A slow dependency under light load: too few calls a window for one window to measure base,
+// so base is first measured when the limit is reached. That one window read 47% low in the
+// bench (15 exponential calls of 700ms), every later window read as a queue, and the limit fell
+// to 1 for good. The windows of light load before it, pooled, measure base instead when they
+// read higher (a base too high is brought down by the drains; one too low is not brought up).
+func TestKneeFirstBaseTakesThePooledLightLoadWhenHigher(t *testing.T) {
+	// Within 5%: the windows before ten latencies have passed read short and are not pooled.
+	if base := lightThenTouched(700*time.Millisecond, 370*time.Millisecond); math.Abs(base/700e6-1) > 0.05 {
+		t.Errorf("light load at 700ms, then a window at 370ms that reached the limit: base %.0fms, want 700ms", base/1e6)
+	}
+	if base := lightThenTouched(600*time.Millisecond, 900*time.Millisecond); math.Abs(base/900e6-1) > 0.01 {
+		t.Errorf("light load at 600ms, then a window at 900ms that reached the limit: base %.0fms, want 900ms (the higher)", base/1e6)
+	}
+}
+
+// Calls that got lighter (or a base measured through a queue): under a limit that binds,
+// latency clearly below base (beyond three standard deviations of the window's mean) twice in a
+// row bounds base from above. Once is noise; and latency within the noise of base moves nothing.
+func TestKneeLatencyClearlyBelowBaseBoundsIt(t *testing.T) {
+	run := func(lats ...time.Duration) float64 {
+		k := &kneeLimit{est: 40, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1, moved: 1,
+			base: 100e6, confirmed: true, started: true, calm: 1}
+		end := time.Unix(3, 0) // off the drain grid's boundaries
+		for _, lat := range lats {
+			end = end.Add(time.Second)
+			k.Update(WindowSummary{AvgLatency: lat, MaxInFlight: 40, Samples: 800, Rejected: 100, Duration: time.Second, End: end})
+		}
+		return k.base
+	}
+	// A window of 800 calls with a spread of 0.1: its mean is uncertain by about 0.6% (0.35%
+	// and the floor), three standard deviations 1.9%.
+	if base := run(80*time.Millisecond, 80*time.Millisecond); base > 82e6 || base < 80e6 {
+		t.Errorf("two windows at 80ms under a base of 100ms: base %.1fms, want 80ms plus three standard deviations (81.6ms)", base/1e6)
+	}
+	if base := run(80*time.Millisecond, 100*time.Millisecond); base != 100e6 {
+		t.Errorf("one window at 80ms, then one at base: base %.1fms, want 100ms", base/1e6)
+	}
+	if base := run(99*time.Millisecond, 99*time.Millisecond, 99*time.Millisecond); base < 99.9e6 {
+		t.Errorf("windows 1%% below base (within the noise): base %.1fms, want 100ms", base/1e6)
+	}
+}
