@@ -483,6 +483,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.est = k.drainOf
 		k.undoCuts(cur, x)
 	case e > kneeElastic:
+		x0 := k.expected()
 		// Still a queue at the drained limit: stay there. If latency is below base, base
 		// was measured through a queue: drain deeper, sooner.
 		// Latency fell with the limit, beyond the noise: the queue is real, and the
@@ -512,6 +513,14 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 			k.base *= bound / x
 		}
 		k.est = min(k.est, k.drainOf)
+		if e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && math.Abs(math.Log(lat/x0)) < tol/4 {
+			// Latency fell by less than the drain, beyond the noise: the drained window ran
+			// below the knee, and its latency, which agrees with base, confirms it. (Under
+			// heavy overload the limit holds a little above the knee and every drain reads
+			// this way: base stayed unconfirmed, and a capacity that rose fourfold was
+			// climbed by probes near the last queue for ten seconds.)
+			k.confirmed = true
+		}
 		if e < 1 && !smallShare(k.drainOf) {
 			// The drain crossed the knee: latency fell by the share of it that was queue,
 			// which puts the knee at the drained limit over (1-depth)^(1-e). Aim where a cut

@@ -345,3 +345,31 @@ func TestKneeLatencyClearlyBelowBaseBoundsIt(t *testing.T) {
 		t.Errorf("windows 1%% below base (within the noise): base %.1fms, want 100ms", base/1e6)
 	}
 }
+
+// A drain whose latency fell by more than half of it but less than all of it, beyond the noise,
+// crossed the knee: its window ran below the knee. Where its latency is base (within a quarter
+// of the tolerance), that confirms base, as a drain whose latency did not follow does. Under
+// heavy overload the limit holds a little above the knee, every drain reads this way, and base
+// stayed unconfirmed for a minute: a capacity that rose fourfold was then climbed by probes
+// near the last queue, for ten seconds, rather than by growth.
+func TestKneeDrainAcrossTheKneeAtBaseConfirmsIt(t *testing.T) {
+	for _, tc := range []struct {
+		what      string
+		before    float64 // the latency of the window before the drain; the drain's is 30ms
+		base      float64
+		confirmed bool
+	}{
+		{"latency fell by 60% of the drain, to base", 33e6, 30e6, true},
+		{"latency fell with the drain: a queue", 35.3e6, 30e6, false},
+		{"latency fell by 60% of the drain, 5% below base", 33e6, 31.5e6, false},
+	} {
+		k := &kneeLimit{est: 22 * (1 - kneeDrainDepth), min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
+			base: tc.base, varb: 0.0001, started: true, calm: 1, drainOf: 22, depth: kneeDrainDepth, spacing: 1}
+		prev := kneeWindow{lat: tc.before, n: 660, binding: true, limit: 22}
+		cur := kneeWindow{lat: 30e6, n: 600, binding: true, drain: true, limit: k.est}
+		k.drained(prev, cur, WindowSummary{Samples: 600, Rejected: 2800, Duration: time.Second, End: time.Unix(1000*10+1, 0)}, 0, 0.1)
+		if k.confirmed != tc.confirmed {
+			t.Errorf("%s: confirmed %v, want %v", tc.what, k.confirmed, tc.confirmed)
+		}
+	}
+}
