@@ -51,8 +51,9 @@ type AdaptiveAlgorithm interface {
 // The engine also asks, after each Update, whether the next window watches its drops
 // (watchesDrops); if so, it asks at each drop of that window whether the window should end at
 // once (endsEarly, given its samples and drops so far): Knee ends a window whose drops already
-// show overload, rather than let a limit that grew into timeouts run a whole window. Asking once
-// a window keeps the interface call off the drops of every other window.
+// show overload, rather than let a limit that grew into timeouts, or a capacity that fell under
+// it, run a whole window. Asking once a window keeps the interface call off the drops of windows
+// that do not watch them.
 type windowSizer interface {
 	nextWindow() time.Duration
 	watchesDrops() bool

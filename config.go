@@ -338,7 +338,7 @@ var adaptiveLimitSettings = []setting[AdaptiveLimitConfig]{
 		func(c *AdaptiveLimitConfig) *int { return &c.MaxLimit }, atLeastOne, codeLimitBelowOne).eg("150").describe("The highest the limit goes."),
 	durationSetting("window", "from 1ms to 1h",
 		func(c *AdaptiveLimitConfig) *time.Duration { return &c.Window },
-		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, codeOutOfOrder).eg("500ms").describe("The minimum duration of a window; a window also needs minWindowSamples samples. Knee alone may end a window sooner: after a fast growth of its limit, before a drain (on the drain grid's boundary), and when, after a growth, its drops already show overload."),
+		func(d time.Duration) bool { return d >= minWindow && d <= maxWindow }, codeOutOfOrder).eg("500ms").describe("The minimum duration of a window; a window also needs minWindowSamples samples. Knee alone may end a window sooner: after a fast growth of its limit, before a drain (on the drain grid's boundary), and when, after a growth or once its base is confirmed, its drops already show overload."),
 	intSetting("minWindowSamples", "at least 1",
 		func(c *AdaptiveLimitConfig) *int { return &c.MinWindowSamples }, atLeastOne, codeInvalidSetting).eg("20").describe("The minimum number of samples of a window; a window over with fewer is extended by one window."),
 	floatSetting("smoothing", "in (0, 1]",

@@ -135,6 +135,7 @@ func main() {
 	}
 	if *write != "" {
 		opts := quality.MarkdownOptions{Command: command(), PlotDir: "quality", Classes: classes, Worst: worst}
+		opts.Lead = mainLead
 		if *set == "wide" {
 			opts.Page, opts.PlotDir, opts.Title, opts.Lead, opts.NoWeak = "quality-wide.md", "quality-wide", wideTitle, wideLead, true
 		}
@@ -145,8 +146,10 @@ func main() {
 	}
 }
 
-// The wide set's page (-set wide -write DIR): DIR/quality-wide.md.
+// The pages' leads, and the wide set's page (-set wide -write DIR): DIR/quality-wide.md.
 const (
+	mainLead = "Knee was designed against these classes. A wider set, written after its rules were set, with other knees, service times, spreads, loads and replica counts, " +
+		"is run by the same bench on [its own page](quality-wide.md)."
 	wideTitle = "Quality of the adaptive limits: a wider set of scenarios"
 	wideLead  = "A second set of scenario classes (`quality.WideClasses`), written after Knee's rules were set and run by the same bench: " +
 		"the same kinds of trouble as the [main set](quality.md) (capacity steps, cold starts, drift, noise, replicas, light load, slow and fast dependencies), " +
