@@ -27,15 +27,7 @@ func WideClasses() []Class {
 					}}
 			},
 		},
-		{
-			Name: "w-cold-big",
-			Doc:  "a cold start under 3x overload on a large knee (100), exponential service times of 20ms",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 20 * time.Millisecond
-				return sim.Scenario{Name: "w-cold-big", Model: m, Spread: sim.Exponential{}, Timeout: 3 * svc, Seed: 102,
-					Phases: []sim.Phase{{Duration: secs(scale, 90), Capacity: 100, Service: svc, Rate: rate(3, 100, svc)}}}
-			},
-		},
+		openClass("w-cold-big", "a cold start under 3x overload on a large knee (100), exponential service times of 20ms", 102, 100, 20*time.Millisecond, sim.Exponential{}, 3, 3, 90, 1),
 		{
 			Name: "w-lighter",
 			Doc:  "calls get lighter: the service time falls from 120ms to 40ms over 90s while the knee stays at 30, under a load of 1.2x the capacity at 40ms",
@@ -50,50 +42,11 @@ func WideClasses() []Class {
 					}}
 			},
 		},
-		{
-			Name: "w-noise-small",
-			Doc:  "lognormal service times (σ 0.5) on a small knee (12) at 1.3x overload, 40ms, timeout four service times",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 40 * time.Millisecond
-				return sim.Scenario{Name: "w-noise-small", Model: m, Spread: sim.LogNormal{Sigma: 0.5}, Timeout: 4 * svc, Seed: 104,
-					Phases: []sim.Phase{{Duration: secs(scale, 120), Capacity: 12, Service: svc, Rate: rate(1.3, 12, svc)}}}
-			},
-		},
-		{
-			Name: "w-replicas-3",
-			Doc:  "three replicas share a dependency of knee 30 at 2x overload, exponential service times of 50ms",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "w-replicas-3", Model: m, Spread: sim.Exponential{}, Timeout: 3 * service, Seed: 105, Replicas: 3,
-					Phases: []sim.Phase{{Duration: secs(scale, 150), Capacity: 30, Service: service, Rate: rate(2, 30, service)}}}
-			},
-		},
-		{
-			Name: "w-replicas-20",
-			Doc:  "twenty replicas share a dependency of knee 60 (three slots each) at 1.3x overload, service 40ms ±10%",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 40 * time.Millisecond
-				return sim.Scenario{Name: "w-replicas-20", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * svc, Seed: 106, Replicas: 20,
-					Phases: []sim.Phase{{Duration: secs(scale, 150), Capacity: 60, Service: svc, Rate: rate(1.3, 60, svc)}}}
-			},
-		},
-		{
-			Name: "w-tiny",
-			Doc:  "a tiny knee (3) at 2x overload, service 20ms ±10%",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 20 * time.Millisecond
-				return sim.Scenario{Name: "w-tiny", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * svc, Seed: 107,
-					Phases: []sim.Phase{{Duration: secs(scale, 90), Capacity: 3, Service: svc, Rate: rate(2, 3, svc)}}}
-			},
-		},
-		{
-			Name: "w-fast",
-			Doc:  "a fast dependency (5ms, exponential: a window holds thousands of calls), knee 40, 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 5 * time.Millisecond
-				return sim.Scenario{Name: "w-fast", Model: m, Spread: sim.Exponential{}, Timeout: 3 * svc, Seed: 108,
-					Phases: []sim.Phase{{Duration: secs(scale, 90), Capacity: 40, Service: svc, Rate: rate(1.5, 40, svc)}}}
-			},
-		},
+		openClass("w-noise-small", "lognormal service times (σ 0.5) on a small knee (12) at 1.3x overload, 40ms, timeout four service times", 104, 12, 40*time.Millisecond, sim.LogNormal{Sigma: 0.5}, 4, 1.3, 120, 1),
+		openClass("w-replicas-3", "three replicas share a dependency of knee 30 at 2x overload, exponential service times of 50ms", 105, 30, service, sim.Exponential{}, 3, 2, 150, 3),
+		openClass("w-replicas-20", "twenty replicas share a dependency of knee 60 (three slots each) at 1.3x overload, service 40ms ±10%", 106, 60, 40*time.Millisecond, sim.Uniform{Spread: 0.1}, 3, 1.3, 150, 20),
+		openClass("w-tiny", "a tiny knee (3) at 2x overload, service 20ms ±10%", 107, 3, 20*time.Millisecond, sim.Uniform{Spread: 0.1}, 3, 2, 90, 1),
+		openClass("w-fast", "a fast dependency (5ms, exponential: a window holds thousands of calls), knee 40, 1.5x overload", 108, 40, 5*time.Millisecond, sim.Exponential{}, 3, 1.5, 90, 1),
 		{
 			Name: "w-very-slow",
 			Doc:  "a very slow dependency (700ms, exponential: a window of 1s holds about one service time), knee 10, light load (40%) then 1.5x overload",
@@ -106,23 +59,8 @@ func WideClasses() []Class {
 					}}
 			},
 		},
-		{
-			Name: "w-heavy",
-			Doc:  "heavy overload (5x), knee 20, service 50ms ±10%",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "w-heavy", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: timeout, Seed: 110,
-					Phases: []sim.Phase{{Duration: secs(scale, 120), Capacity: 20, Service: service, Rate: rate(5, 20, service)}}}
-			},
-		},
-		{
-			Name: "w-mild",
-			Doc:  "mild overload (1.1x), knee 50, exponential service times of 30ms",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 30 * time.Millisecond
-				return sim.Scenario{Name: "w-mild", Model: m, Spread: sim.Exponential{}, Timeout: 3 * svc, Seed: 111,
-					Phases: []sim.Phase{{Duration: secs(scale, 120), Capacity: 50, Service: svc, Rate: rate(1.1, 50, svc)}}}
-			},
-		},
+		openClass("w-heavy", "heavy overload (5x), knee 20, service 50ms ±10%", 110, 20, service, sim.Uniform{Spread: 0.1}, 3, 5, 120, 1),
+		openClass("w-mild", "mild overload (1.1x), knee 50, exponential service times of 30ms", 111, 50, 30*time.Millisecond, sim.Exponential{}, 3, 1.1, 120, 1),
 		{
 			Name: "w-think",
 			Doc:  "a closed loop of 100 clients that think 100ms between calls (about 2x what the dependency serves), knee 16, service 50ms ±10%",
@@ -158,4 +96,14 @@ func WideClasses() []Class {
 			},
 		},
 	}
+}
+
+// openClass is a class of one phase of open load: load times what knee workers serve at svc,
+// whose calls' work spreads by spread, behind a timeout of timeout service times, shared by that
+// many replicas, for that many seconds.
+func openClass(name, doc string, seed uint64, knee int, svc time.Duration, spread sim.Dist, timeout, load float64, seconds, replicas int) Class {
+	return Class{Name: name, Doc: doc, Make: func(m sim.Model, scale float64) sim.Scenario {
+		return sim.Scenario{Name: name, Model: m, Spread: spread, Timeout: time.Duration(timeout * float64(svc)), Seed: seed, Replicas: replicas,
+			Phases: []sim.Phase{{Duration: secs(scale, seconds), Capacity: knee, Service: svc, Rate: rate(load, knee, svc)}}}
+	}}
 }
