@@ -119,7 +119,7 @@ const (
 	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
 	kneeSlack        = 1.0   // calls of queue tolerated at the least, whatever the limit
 	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
-	kneeLoadFell     = 0.75  // completions per second below this share of their average: the load fell
+	kneeLoadFell     = 0.85  // completions per second below this share of their average: the load fell
 	kneeRecovered    = 3     // windows about base in a row, the load fallen, before a queue is history
 	kneeRose         = 4     // clear windows a queue that vanished under its limit counts as: the limit doubles
 	kneeMaxSpacing   = 4     // drains agreeing with base space out to every this many boundaries of the grid

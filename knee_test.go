@@ -1068,12 +1068,15 @@ func TestKneeLightLoadCorrectsALowFirstBase(t *testing.T) {
 // that no longer binds but that bursts of calls still reach. The limit keeps its room: it does
 // not drain from its calls in flight at the grid's boundary (which would reject the bursts and
 // teach nothing: latency at base under a limit that does not bind is the no-load latency). Only
-// a load that fell counts: with as many completions as before, the drain comes.
+// a load that fell counts: to a third of the calls in flight, or to 77% of the completions (the
+// wider set of classes has a fall to 80% of the capacity); with as many completions as before,
+// the drain comes.
 func TestKneeLightLoadAfterAnOverloadKeepsItsRoom(t *testing.T) {
 	for _, tc := range []struct {
-		fell bool
-		over float64 // latency over base under the light load
-	}{{true, 1}, {true, 1.04}, {false, 1}} {
+		fell  bool
+		over  float64 // latency over base under the light load
+		share float64 // the calls in flight under the light load, as a share of the limit; 0: four calls
+	}{{true, 1, 0}, {true, 1.04, 0}, {true, 1, 0.7}, {false, 1, 0.9}} {
 		fell := tc.fell
 		// A dependency of knee 10 under a demand of 60 calls: the limit comes down to the
 		// knee through drains whose latency follows them (so none confirms base).
@@ -1089,8 +1092,8 @@ func TestKneeLightLoadAfterAnOverloadKeepsItsRoom(t *testing.T) {
 		least := before
 		for r.k < 50 { // windows 36 to 50: the grid's boundary at 40
 			inFlight := 4.0 // a third of the calls of the overload
-			if !fell {
-				inFlight = 0.9 * float64(r.alg.Limit())
+			if tc.share > 0 {
+				inFlight = tc.share * float64(r.alg.Limit())
 			}
 			lat := scale(kneeBase, tc.over)
 			burst := min(r.alg.Limit(), 15) // bursts of 15 calls, more than the overload left room for

@@ -21,7 +21,7 @@
 // With -set wide it runs the wider set of classes (quality.WideClasses) instead, and -write DIR
 // writes DIR/quality-wide.md and its plots in DIR/quality-wide/:
 //
-//	cd benchmarks && go run ./quality/cmd/quality -set wide -seeds 4 -write ../docs
+//	cd benchmarks && go run ./quality/cmd/quality -set wide -seeds 2 -write ../docs
 //
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
