@@ -483,7 +483,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.est = k.drainOf
 		k.undoCuts(cur, x)
 	case e > kneeElastic:
-		x0 := k.expected()
+		x0 := k.expected() // base as expected before this drain bounds it (below)
 		// Still a queue at the drained limit: stay there. If latency is below base, base
 		// was measured through a queue: drain deeper, sooner.
 		// Latency fell with the limit, beyond the noise: the queue is real, and the
