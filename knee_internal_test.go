@@ -373,3 +373,20 @@ func TestKneeDrainAcrossTheKneeAtBaseConfirmsIt(t *testing.T) {
 		}
 	}
 }
+
+// sinkEnds keeps BenchmarkKneeEndsEarly's result alive.
+var sinkEnds bool
+
+// BenchmarkKneeEndsEarly is what a drop in a window that watches its drops adds to the drop's
+// path (see AdaptiveLimitHandle.recordLocked): Knee's endsEarly, called through the
+// windowSizer interface, under the lock the drop already holds. A window watches its drops after
+// a growth and, once a drain has confirmed Knee's base, always.
+func BenchmarkKneeEndsEarly(b *testing.B) {
+	var s windowSizer = &kneeLimit{baseDrop: 0.01, confirmed: true}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		sinkEnds = s.endsEarly(20+n&63, n&7)
+	}
+}

@@ -77,8 +77,8 @@ func (g Group) WritePlot(w io.Writer) {
 }
 
 // WriteDocs writes the page to dir/<Page> (dir/quality.md by default) and one plot per group to
-// dir/<PlotDir>/, where PlotDir defaults to "quality". It creates the directories it needs and overwrites the files;
-// it removes nothing.
+// dir/<PlotDir>/, where PlotDir defaults to "quality". It creates the directories it needs and
+// overwrites the files; it removes nothing.
 func WriteDocs(dir string, runs []Run, opts MarkdownOptions) error {
 	if opts.PlotDir == "" {
 		opts.PlotDir = "quality"

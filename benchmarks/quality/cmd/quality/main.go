@@ -46,7 +46,7 @@ func main() {
 	set := flag.String("set", "main", "the set of scenario classes: main (quality.Classes) or wide (quality.WideClasses, written after Knee's rules were set)")
 	only := flag.String("only", "", "comma-separated scenario classes to run (default: all)")
 	algs := flag.String("alg", "", "comma-separated algorithms to run (default: all)")
-	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs)")
+	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs); with -set wide, DIR/quality-wide.md and DIR/quality-wide/")
 	seeds := flag.Int("seeds", 1, "run `N` variants of every scenario and print the worst figures")
 	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second (narrow it with -only, -alg and -variant)")
 	variant := flag.Int("variant", -1, "with -trace, print only variant `K` (0 to seeds-1)")
