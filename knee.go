@@ -227,10 +227,13 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	// Only an excess beyond the noise of the window's count counts. Under a limit that does not
 	// bind and latency about base (or base not yet measured), a few more drops than usual may
 	// be the dependency's own (calls whose work outlasts the timeout): they count when the next
-	// window has them too.
+	// window has them too. So do any number of drops in a window of fewer than kneeEarly calls,
+	// whose share is mostly chance (4 of 10 exponential calls of 700ms outlasting a timeout of
+	// three times that cut a light load's limit in half; the drain that followed rejected most
+	// of it for a minute).
 	excess := drops - k.baseDrop
 	dropped := excess > 0.05+2*math.Sqrt(drops*(1-drops)/max(1, cur.n))
-	if dropped && !k.dropped && !cur.binding && excess < 0.2 && (k.base == 0 || lat < k.expected()*(1+tol)) {
+	if dropped && !k.dropped && !cur.binding && (excess < 0.2 || cur.n < kneeEarly) && (k.base == 0 || lat < k.expected()*(1+tol)) {
 		k.dropped = true
 		dropped = false
 	} else if !dropped {

@@ -1007,6 +1007,36 @@ func TestKneeFewExtraDropsBeforeBaseCountTwiceInARow(t *testing.T) {
 	}
 }
 
+// A window of fewer than twenty calls under a limit that does not bind says little by its drops,
+// however many: with a very slow dependency under light load (700ms exponential calls, a timeout
+// of three times that), 4 of 10 calls timing out by chance cut the limit from 20 to 10, ended the
+// startup, and the drain that followed, from the two calls then in flight, rejected most calls of
+// the light load for a minute. They count when the next window has them too.
+func TestKneeDropsOfAFewCallsUnderLightLoadCountTwiceInARow(t *testing.T) {
+	few := func(r *kneeRun, drops int) {
+		r.feed(r4c.WindowSummary{AvgLatency: kneeBase, MaxInFlight: 6, Samples: 10, Drops: drops, Dropped: drops > 0})
+	}
+	for _, tc := range []struct {
+		what string
+		r    *kneeRun
+		at   float64 // the estimate before
+	}{
+		{"before base", newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200}), 20},
+		{"at base", kneeWithNoise(t), 50},
+	} {
+		few(tc.r, 4)
+		few(tc.r, 0)
+		few(tc.r, 4)
+		if got := tc.r.alg.Estimate(); got != tc.at {
+			t.Fatalf("%s: 4 of 10 calls dropped in two windows apart, under light load: estimate %v, want %v kept", tc.what, got, tc.at)
+		}
+		few(tc.r, 4)
+		if got := tc.r.alg.Estimate(); got >= tc.at {
+			t.Fatalf("%s: 4 of 10 calls dropped in two windows in a row, under light load: estimate %v, want a cut", tc.what, got)
+		}
+	}
+}
+
 // A window of drops ends a row of clear windows. Counted as clear, it let the growth that follows
 // a row double the limit back into the queue every other window, from a base measured through a
 // queue, without ever draining.
