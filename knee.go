@@ -49,6 +49,8 @@ type kneeLimit struct {
 	surprise   int     // the sign of the last measurement of base that was far off; 0: none
 	noise      float64 // the spread of one call's latency, as a share of the mean; 0: unknown
 	noiseN     int     // measurements of noise so far, up to 8
+	wander     float64 // the spread of one call's latency learned from windows within a probe of each other (see learnNoise)
+	wanderN    int     // measurements of wander so far, up to 8
 	calm       float64 // the average of recent windows' latency over base
 	flow       float64 // the average of recent windows' completions per second
 	atBase     int     // windows in a row whose latency is about base (within the lower half of the tolerance)
@@ -298,7 +300,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// not queue either: both windows are noisy, and the first reads short besides), and
 		// it reads above base.
 		k.short = false
-		if cur.binding && k.moved > 1 && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.spread(cur.n))) {
+		if cur.binding && k.moved > 1 && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.wanderSpread(cur.n))) {
 			k.observe(lat, drops, cur.n, false)
 		}
 	}
@@ -330,11 +332,11 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	// same change at the same time (they see the same latency), so the response is the
 	// dependency's, not one replica's. Only changes larger than the noise of the difference of
 	// two windows' latencies (three standard deviations) say anything.
-	resolved := max(0.04, 3*math.Sqrt2*k.spread(cur.n))
+	resolved := max(0.04, 3*math.Sqrt2*k.wanderSpread(cur.n))
 	k.cutResponse(prev, cur, drops, resolved)
 	if prev.binding && cur.binding && math.Log(step) > resolved && !prev.drain {
 		dl := math.Log(lat / prev.lat)
-		if dl/math.Log(step) > 0.9 && dl > 3*math.Sqrt2*k.spread(cur.n) && prev.lat < k.expected()*(1+tol/2) {
+		if dl/math.Log(step) > 0.9 && dl > 3*math.Sqrt2*k.wanderSpread(cur.n) && prev.lat < k.expected()*(1+tol/2) {
 			// Growth, and latency rose in proportion from a window whose latency was about
 			// base: that window queued as well, so base was measured through a queue.
 			k.suspect = true
@@ -918,33 +920,53 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 }
 
 // learnNoise estimates the spread of one call's latency (as a share of the mean) from three
-// like windows in a row: the same limit, none a drain. It takes the second difference of their
-// latencies, which a steady drift of latency (heavier calls) does not move, as a difference of
-// two windows would. The spread of a window's mean is that over the square root of its samples.
+// like windows in a row: none a drain, and limits within a probe of each other. It takes the
+// second difference of their latencies, which a steady drift of latency (heavier calls) does not
+// move, as a difference of two windows would. The spread of a window's mean is that over the
+// square root of its samples.
+// It keeps two estimates. noise takes only windows whose limits are within 3% of each other:
+// the spread of the calls themselves, which a window's mean is read against where its precision
+// is what counts (a measurement of base, a drain's reading, pooling). wander also takes windows
+// a probe apart (half a call), the spread a window's latency shows between the windows the limit
+// actually runs: it sets the tolerance and the noise a change of the limit must stand out of
+// (see wanderSpread). A limit of 8 to 10 probes by 5% or more in most windows, so noise learned
+// from a handful of them and could sit far off (0.36 for exponential calls whose spread is about
+// 0.86, and the tolerance at one call instead of about 22%: a base read 7% low then held the
+// limit at half the knee); replicas' windows a probe apart also carry the other replicas' moves,
+// a spread (0.28 to 0.35 against 0.18 for ten replicas of 100ms calls) that reads their drains
+// and measurements as less precise than they are, and raised their limits where it stood in for
+// noise everywhere.
 func (k *kneeLimit) learnNoise(prev, cur kneeWindow) {
 	older := k.older
 	k.older = prev
 	if older.drain || prev.drain || cur.drain || older.n == 0 || prev.n == 0 || cur.n == 0 ||
-		math.Abs(math.Log(older.limit/cur.limit)) > 0.03 || math.Abs(math.Log(prev.limit/cur.limit)) > 0.03 {
-		return // not like windows: the limit moved by more than a small probe
+		math.Abs(older.limit-cur.limit) > max(0.03*cur.limit, kneeProbe) || math.Abs(prev.limit-cur.limit) > max(0.03*cur.limit, kneeProbe) {
+		return // not like windows: the limit moved by more than a probe
 	}
 	// d2 has variance cv²(1/n1 + 4/n2 + 1/n3); the mean of its absolute value is sqrt(2/pi)
 	// of its standard deviation.
 	d2 := math.Abs(math.Log(cur.lat) - 2*math.Log(prev.lat) + math.Log(older.lat))
 	cv := d2 * 1.2533 / math.Sqrt(1/older.n+4/prev.n+1/cur.n)
-	if k.noiseN < 8 {
-		// The first eight: a plain mean, with the prior (the spread of exponential service
-		// times) counted as one of them, since one measurement may be far off either way.
-		k.noiseN++
-		if k.noiseN == 1 {
-			k.noise = 1
+	averageSpread(&k.wander, &k.wanderN, cv)
+	if math.Abs(math.Log(older.limit/cur.limit)) <= 0.03 && math.Abs(math.Log(prev.limit/cur.limit)) <= 0.03 {
+		averageSpread(&k.noise, &k.noiseN, cv)
+	}
+}
+
+// averageSpread feeds one measurement of the spread to an estimate and its count. The first eight
+// are a plain mean, with the prior (the spread of exponential service times) counted as one of
+// them, since one measurement may be far off either way; then a robust average, in which one
+// wild difference (a replica elsewhere changed its limit) moves it by little.
+func averageSpread(est *float64, count *int, cv float64) {
+	if *count < 8 {
+		*count++
+		if *count == 1 {
+			*est = 1
 		}
-		k.noise += (cv - k.noise) / float64(k.noiseN+1)
+		*est += (cv - *est) / float64(*count+1)
 		return
 	}
-	// Then a robust average: one wild difference (a replica elsewhere changed its limit)
-	// moves it by little.
-	k.noise += (min(cv, 2*k.noise) - k.noise) / 16
+	*est += (min(cv, 2**est) - *est) / 16
 }
 
 // tolerance returns how far above base a window's latency may be before it counts as a queue:
@@ -959,8 +981,9 @@ func (k *kneeLimit) tolerance(cur kneeWindow) float64 {
 	// The ratio of a window's latency to base is as uncertain as both, but for a limit that
 	// binds only the window's spread counts: replicas of a service then hold the same
 	// tolerance, which keeps their shares even, while a limit that does not bind (light
-	// load) is not cut by an error in base.
-	sd := k.spread(cur.n)
+	// load) is not cut by an error in base. The spread is the one the window's latency shows
+	// between the windows the limit runs (see learnNoise).
+	sd := k.wanderSpread(cur.n)
 	if !cur.binding {
 		sd = math.Sqrt(sd*sd + k.varb)
 	}
@@ -1034,12 +1057,24 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 }
 
 // spread returns the standard deviation of the logarithm of a window's mean latency: the spread
-// of one call's latency over the square root of the samples, with a floor for what the model
-// does not see.
-func (k *kneeLimit) spread(n float64) float64 {
-	cv := k.noise
-	if k.noiseN == 0 {
-		cv = 1 // until measured: the spread of exponential service times
+// of one call's latency (noise) over the square root of the samples, with a floor for what the
+// model does not see.
+func (k *kneeLimit) spread(n float64) float64 { return spreadOf(k.noise, k.noiseN, n) }
+
+// wanderSpread is spread with the spread learned from windows a probe apart (wander), or, until
+// that is measured, spread itself (see learnNoise).
+func (k *kneeLimit) wanderSpread(n float64) float64 {
+	if k.wanderN == 0 {
+		return k.spread(n)
+	}
+	return spreadOf(k.wander, k.wanderN, n)
+}
+
+// spreadOf returns the standard deviation of the logarithm of a mean of n samples of a spread cv
+// learned from that many measurements (1, the spread of exponential service times, until one).
+func spreadOf(cv float64, measured int, n float64) float64 {
+	if measured == 0 {
+		cv = 1
 	}
 	return math.Sqrt(cv*cv/max(1, n) + kneeFloor*kneeFloor)
 }

@@ -390,3 +390,41 @@ func BenchmarkKneeEndsEarly(b *testing.B) {
 		sinkEnds = s.endsEarly(20+n&63, n&7)
 	}
 }
+
+// A small limit probes by half a call (5% or more of it) most windows, so the spread learned
+// only from windows within 3% of each other came from a handful of them, and could sit far off:
+// in the bench, 0.36 for exponential calls whose spread is about 0.86, the tolerance at one call
+// instead of about 22%, and a base read 7% low by one drain held the limit at half the knee.
+// Windows a probe apart teach the spread the tolerance uses; those 3% apart still teach the one
+// a window's mean is measured with.
+func TestKneeSmallLimitLearnsItsSpreadFromWindowsAProbeApart(t *testing.T) {
+	k := &kneeLimit{est: 8, min: 1, max: 200, window: time.Second, noise: 0.36, noiseN: 3, step: 1, moved: 1}
+	// Windows of 150 calls whose means spread as exponential calls do (cv 0.9), under limits
+	// that probe up and back by half a call: 8, 8.5, 9, 8.5, 8, ...
+	limits := []float64{8, 8.5, 9, 8.5}
+	var prev kneeWindow
+	state := uint64(7)
+	for i := range 200 {
+		state = state*6364136223846793005 + 1442695040888963407
+		u := (float64(state>>11) + 0.5) / (1 << 53) // uniform in (0, 1)
+		z := math.Sqrt2 * math.Erfinv(2*u-1)        // standard normal
+		cur := kneeWindow{lat: 50e6 * math.Exp(0.9/math.Sqrt(150)*z), n: 150, limit: limits[i%len(limits)], binding: true}
+		k.learnNoise(prev, cur)
+		prev = cur
+	}
+	if k.noiseN != 3 || k.noise != 0.36 {
+		t.Fatalf("noise %.3f from %d measurements, want 0.36 from 3 (no windows within 3%%)", k.noise, k.noiseN)
+	}
+	if k.wanderN != 8 || math.Abs(k.wander/0.9-1) > 0.25 {
+		t.Fatalf("wander %.3f from %d measurements, want about 0.9 from 8", k.wander, k.wanderN)
+	}
+	// The tolerance holds three standard deviations of the window's mean (0.9/sqrt(150): 22%),
+	// not one call (12.5%).
+	if tol := k.tolerance(kneeWindow{n: 150, binding: true}); tol < 0.17 {
+		t.Errorf("tolerance %.3f, want three standard deviations of the learned spread (about 0.22)", tol)
+	}
+	// And the noise of a window's mean, for measurements, is still the one from windows 3% apart.
+	if sd := k.spread(150); math.Abs(sd-math.Sqrt(0.36*0.36/150+kneeFloor*kneeFloor)) > 1e-12 {
+		t.Errorf("spread of a window's mean %.4f, want the one from noise", sd)
+	}
+}
