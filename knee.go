@@ -464,8 +464,9 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 	// knee from a limit of 9 runs at 7 when the estimate is below 9.42, and its latency falls
 	// by most of it), but a lone small limit that drains every boundary spends a point of
 	// goodput on it.
-	agree := math.Abs(math.Log(lat/k.expected())) < tol/4 &&
-		e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && e <= kneeElastic
+	crossed := e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth)
+	atBase := math.Abs(math.Log(lat/k.expected())) < tol/4 // base as expected before this drain moves it
+	agree := atBase && crossed && e <= kneeElastic
 	spacing := k.spacing
 	k.spacing = 1
 	if agree {
@@ -488,7 +489,6 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		k.est = k.drainOf
 		k.undoCuts(cur, x)
 	case e > kneeElastic:
-		x0 := k.expected() // base as expected before this drain bounds it (below)
 		// Still a queue at the drained limit: stay there. If latency is below base, base
 		// was measured through a queue: drain deeper, sooner.
 		// Latency fell with the limit, beyond the noise: the queue is real, and the
@@ -518,7 +518,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 			k.base *= bound / x
 		}
 		k.est = min(k.est, k.drainOf)
-		if e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth) && math.Abs(math.Log(lat/x0)) < tol/4 {
+		if crossed && atBase {
 			// Latency fell by less than the drain, beyond the noise: the drained window ran
 			// below the knee, and its latency, which agrees with base, confirms it. (Under
 			// heavy overload the limit holds a little above the knee and every drain reads

@@ -2,6 +2,7 @@ package r4c
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -403,12 +404,9 @@ func TestKneeSmallLimitLearnsItsSpreadFromWindowsAProbeApart(t *testing.T) {
 	// that probe up and back by half a call: 8, 8.5, 9, 8.5, 8, ...
 	limits := []float64{8, 8.5, 9, 8.5}
 	var prev kneeWindow
-	state := uint64(7)
+	rng := rand.New(rand.NewPCG(7, 0))
 	for i := range 200 {
-		state = state*6364136223846793005 + 1442695040888963407
-		u := (float64(state>>11) + 0.5) / (1 << 53) // uniform in (0, 1)
-		z := math.Sqrt2 * math.Erfinv(2*u-1)        // standard normal
-		cur := kneeWindow{lat: 50e6 * math.Exp(0.9/math.Sqrt(150)*z), n: 150, limit: limits[i%len(limits)], binding: true}
+		cur := kneeWindow{lat: 50e6 * math.Exp(0.9/math.Sqrt(150)*rng.NormFloat64()), n: 150, limit: limits[i%len(limits)], binding: true}
 		k.learnNoise(prev, cur)
 		prev = cur
 	}
