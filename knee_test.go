@@ -263,6 +263,63 @@ func TestKneeDropsCutEvenBeforeBase(t *testing.T) {
 	}
 }
 
+// Drops that do not follow a cut down are the dependency's own: calls whose work outlasts the
+// timeout drop the same share at any limit (a timeout at twice the mean of exponential calls
+// drops 13.5% of them). The cuts they caused are undone, and their share becomes the one seen
+// without load, which later windows are held to. Drops that fall with the cut are a queue's,
+// and the cut stays.
+func TestKneeDropsThatDoNotFollowACutAreTheDependencysOwn(t *testing.T) {
+	const own = 0.135
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+	before := r.alg.Estimate()
+	r.dropping(kneeBase, own)
+	if got := r.alg.Estimate(); got >= before {
+		t.Fatalf("a first window with %.1f%% drops at base: estimate %v -> %v, want a cut", 100*own, before, got)
+	}
+	undone := false
+	for i := 0; i < 4 && !undone; i++ {
+		r.dropping(kneeBase, own)
+		undone = r.alg.Estimate() >= before
+	}
+	if !undone {
+		t.Fatalf("four more windows with the same share of drops, latency at base: estimate %v, want the cuts undone (%v)", r.alg.Estimate(), before)
+	}
+	for i := range 10 {
+		r.dropping(kneeBase, own)
+		if got := r.alg.Estimate(); got < before {
+			t.Fatalf("window %d with the dependency's own share of drops, binding: estimate %v, want %v or more", i+1, got, before)
+		}
+	}
+
+	// A queue's drops fall with the cut: the cut stays.
+	r = kneeAtBase(t, r4c.AdaptiveLimitConfig{})
+	r.dropping(kneeBase, 0.3)
+	cut := r.alg.Estimate()
+	r.dropping(kneeBase, 0.02)
+	if got := r.alg.Estimate(); got > cut+kneeProbeUp {
+		t.Fatalf("drops from 30%% to 2%% after a cut to %v: estimate %v, want the cut kept", cut, got)
+	}
+}
+
+// Light load from a cold start (10 calls in flight on a knee of 40) with the dependency's own
+// drops, 13.5% of the calls: the first windows may cut the limit below the calls in flight,
+// but once the cuts are seen not to lower the share, no later window rejects any call. Before,
+// the limit fell to 4 before base was measured, and windows of light load that counted their
+// drops as none wore down the share learned, until a window with as many cut the limit again.
+func TestKneeLightLoadWithTheDependencysOwnDropsIsNotRejected(t *testing.T) {
+	const demand = 10
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	for i := range 60 {
+		w := depWindow(r.alg.Limit(), 40, kneeBase, demand, r.k+1)
+		w.Drops = int(math.Round(0.135 * float64(w.Samples)))
+		w.Dropped = true
+		if i >= 10 && w.Rejected > 0 {
+			t.Fatalf("window %d of light load with the dependency's own drops: limit %d, below the %d calls in flight", i+1, r.alg.Limit(), demand)
+		}
+		r.feed(w)
+	}
+}
+
 func TestKneeLightLoadKeepsRoomAboveTheCallsInFlight(t *testing.T) {
 	// No call rejected: the limit does not bind. When the calls in flight reach it, it makes
 	// room: 1.25 times the most calls in flight, so that light load is not rejected.

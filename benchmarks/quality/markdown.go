@@ -412,7 +412,7 @@ func writeClassResults(b *strings.Builder, runs []Run, class string, opts Markdo
 		}
 		if ph.Rate > 0 {
 			load := func(s time.Duration) float64 { return ph.Rate * s.Seconds() / float64(ph.Capacity) }
-			fmt.Fprintf(b, ", open loop of %s calls/s (%s", strconv.FormatFloat(ph.Rate, 'g', -1, 64), times(load(ph.Service)))
+			fmt.Fprintf(b, ", open loop of %s calls/s (%s", strconv.FormatFloat(ph.Rate, 'g', 6, 64), times(load(ph.Service)))
 			if ph.ServiceTo != 0 {
 				fmt.Fprintf(b, " to %s", times(load(ph.ServiceTo)))
 			}

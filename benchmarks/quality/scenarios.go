@@ -57,6 +57,7 @@ func Contenders() []Contender {
 				"A small knee with exponential service times (8 workers, 2x overload) is its worst case: 98.4% to 98.9% of goodput on average over 32 variants, 94.7% to 96.2% in the worst, where Gradient2 with the drop guard gets 99% to 100%, but limits 1.5 times the knee on average: the spread of exponential calls over a window of about 150 of them widens the tolerance to about 22%. A drain whose latency falls with it bounds base from above, and one window in many reads low by chance: base then sits below the no-load latency and cuts take the limit below the knee until a drain corrects it. "+
 				"With a slow dependency (250ms calls: a window of 1s holds 40 of them) it pools windows until their mean can tell a queue from noise, and reacts more slowly: under overload 97.4% to 97.5% of goodput on average over 32 variants, 93.4% to 94.6% in the worst, where a drain read base low before it was known precisely (every later window then reads as a queue, and small cuts hold the limit below the knee for tens of seconds). "+
 				"With calls of half a window (500ms), latency answers a change of the limit only once the calls begun before it have ended, and Knee reads it in the next window: 97% to 98% of goodput, but limits up to 1.4 times the knee and latency up to 1.4 times the service time over the phase, where Vegas gets 97.5% or more at 1.08 to 1.11. "+
+				"When calls outlast the timeout at any load (a timeout at twice the mean of exponential calls: 13.5% of them), it takes their drops for overload until cuts that do not lower their share show them to be the dependency's own: from a cold start under light load it rejects calls for a few seconds (98.9% to 99.1% of the best goodput on average over 32 variants, 87.6% in the worst, where a limit 1.2 times the knee gets 99.3%), under the overload that follows, its limits average 1.27 to 1.39 times the knee and it gets 95.7% to 96.7% on average, 90.9% to 94% in the worst, about as much as a limit 1.2 times the knee (95.6% to 95.9%, below the target too). "+
 				"Its drains cost up to 1% of goodput under overload until they agree with base, then a quarter of that (they space out to every 40 windows). "+
 				"Under heavy overload it aims at the lower half of its tolerance (a slot freed at the knee refills at once: the closed loop gets 1.03 to 1.05 times the service time), but once the service time has tripled (4.5 times the capacity offered) the limit holds near the top of that half (43 for a knee of 40, with base a percent or two high: 1.07 times the service time), where Vegas, in a variant whose stale base happens to hold it at the knee, serves as much at 1.02."),
 		adaptive(r4c.Gradient2,
@@ -130,9 +131,25 @@ func rate(load float64, capacity int, service time.Duration) float64 {
 // of the given knee and mean service time (uniform ±10%), offered 1.5 times its capacity for
 // three minutes, behind a timeout of three service times.
 func replicasClass(name, doc string, seed uint64, replicas, knee int, svc time.Duration) Class {
+	return loadClass(name, doc, seed, knee, svc, sim.Uniform{Spread: 0.1}, 3, replicas, loadPhase{180, 1.5})
+}
+
+// loadPhase is a phase of a loadClass: load times what the dependency serves, for seconds.
+type loadPhase struct {
+	seconds int
+	load    float64
+}
+
+// loadClass is a class of open load on one dependency whose phases differ only in the load
+// offered: knee workers, a mean service time of svc, the calls' work spread by spread, a timeout
+// of timeout service times, the load shared evenly by that many replicas.
+func loadClass(name, doc string, seed uint64, knee int, svc time.Duration, spread sim.Dist, timeout float64, replicas int, phases ...loadPhase) Class {
 	return Class{Name: name, Doc: doc, Make: func(m sim.Model, scale float64) sim.Scenario {
-		return sim.Scenario{Name: name, Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * svc, Seed: seed, Replicas: replicas,
-			Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: knee, Service: svc, Rate: rate(1.5, knee, svc)}}}
+		sc := sim.Scenario{Name: name, Model: m, Spread: spread, Timeout: time.Duration(timeout * float64(svc)), Seed: seed, Replicas: replicas}
+		for _, p := range phases {
+			sc.Phases = append(sc.Phases, sim.Phase{Duration: secs(scale, p.seconds), Capacity: knee, Service: svc, Rate: rate(p.load, knee, svc)})
+		}
+		return sc
 	}}
 }
 
@@ -177,59 +194,15 @@ func Classes() []Class {
 					}}
 			},
 		},
-		{
-			Name: "noise",
-			Doc:  "lognormal service times (σ 0.8: p99 4.6x the mean) at 1.5x overload, knee 40",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "noise", Model: m, Spread: sim.LogNormal{Sigma: 0.8}, Timeout: timeout, Seed: 4,
-					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 40, Service: service, Rate: rate(1.5, 40, service)}}}
-			},
-		},
+		loadClass("noise", "lognormal service times (σ 0.8: p99 4.6x the mean) at 1.5x overload, knee 40", 4, 40, service, sim.LogNormal{Sigma: 0.8}, 3, 1, loadPhase{180, 1.5}),
 		replicasClass("replicas", "ten replicas, a limit each, share one dependency of knee 40 at 1.5x overload", 5, 10, 40, service),
 		replicasClass("replicas-slow", "ten replicas share a slower dependency (service time 100ms: a window of 1s holds ten service times), knee 40, at 1.5x overload", 9, 10, 40, 2*service),
 		replicasClass("replicas-few", "five replicas share a dependency of knee 20 (the same share of four slots each as ten replicas of knee 40), at 1.5x overload", 10, 5, 20, service),
-		{
-			Name: "cold-exp",
-			Doc:  "a cold start under 1.5x overload with exponential service times (knee 40, 50ms), then light load (half the capacity) for two minutes",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "cold-exp", Model: m, Spread: sim.Exponential{}, Timeout: timeout, Seed: 11,
-					Phases: []sim.Phase{
-						{Duration: secs(scale, 60), Capacity: 40, Service: service, Rate: rate(1.5, 40, service)},
-						{Duration: secs(scale, 120), Capacity: 40, Service: service, Rate: rate(0.5, 40, service)},
-					}}
-			},
-		},
-		{
-			Name: "small-exp",
-			Doc:  "a small knee (8) with exponential service times under 2x overload from a cold start: each window's mean latency is uncertain by about 5%, a tenth of a slot",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "small-exp", Model: m, Spread: sim.Exponential{}, Timeout: timeout, Seed: 16,
-					Phases: []sim.Phase{{Duration: secs(scale, 120), Capacity: 8, Service: service, Rate: rate(2, 8, service)}}}
-			},
-		},
-		{
-			Name: "replicas-recover",
-			Doc:  "ten replicas share a dependency of knee 40 under 1.5x overload for a minute, then under light load (60% of its capacity) for two minutes: their limits must open again",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				return sim.Scenario{Name: "replicas-recover", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: timeout, Seed: 12, Replicas: 10,
-					Phases: []sim.Phase{
-						{Duration: secs(scale, 60), Capacity: 40, Service: service, Rate: rate(1.5, 40, service)},
-						{Duration: secs(scale, 120), Capacity: 40, Service: service, Rate: rate(0.6, 40, service)},
-					}}
-			},
-		},
-		{
-			Name: "recover",
-			Doc:  "a lone limit under 1.5x overload for a minute and a half, then light load (70% of the capacity of 40); exponential service of 20ms: light load on a FIFO queue waits a little",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const fast = 20 * time.Millisecond
-				return sim.Scenario{Name: "recover", Model: m, Spread: sim.Exponential{}, Timeout: 3 * fast, Seed: 13,
-					Phases: []sim.Phase{
-						{Duration: secs(scale, 90), Capacity: 40, Service: fast, Rate: rate(1.5, 40, fast)},
-						{Duration: secs(scale, 90), Capacity: 40, Service: fast, Rate: rate(0.7, 40, fast)},
-					}}
-			},
-		},
+		loadClass("cold-exp", "a cold start under 1.5x overload with exponential service times (knee 40, 50ms), then light load (half the capacity) for two minutes", 11, 40, service, sim.Exponential{}, 3, 1, loadPhase{60, 1.5}, loadPhase{120, 0.5}),
+		loadClass("small-exp", "a small knee (8) with exponential service times under 2x overload from a cold start: each window's mean latency is uncertain by about 5%, a tenth of a slot", 16, 8, service, sim.Exponential{}, 3, 1, loadPhase{120, 2}),
+		loadClass("own-drops", "a timeout at twice the mean of exponential service times (50ms, knee 16): 13.5% of the calls outlast it at any load, drops no limit can spare; light open load (70% of the capacity) for a minute, then 1.5x overload for two", 17, 16, service, sim.Exponential{}, 2, 1, loadPhase{60, 0.7}, loadPhase{120, 1.5}),
+		loadClass("replicas-recover", "ten replicas share a dependency of knee 40 under 1.5x overload for a minute, then under light load (60% of its capacity) for two minutes: their limits must open again", 12, 40, service, sim.Uniform{Spread: 0.1}, 3, 10, loadPhase{60, 1.5}, loadPhase{120, 0.6}),
+		loadClass("recover", "a lone limit under 1.5x overload for a minute and a half, then light load (70% of the capacity of 40); exponential service of 20ms: light load on a FIFO queue waits a little", 13, 40, 20*time.Millisecond, sim.Exponential{}, 3, 1, loadPhase{90, 1.5}, loadPhase{90, 0.7}),
 		{
 			Name: "light",
 			Doc:  "light open load (half the capacity of 40, exponential service times), then a closed loop of 10 clients",
@@ -241,27 +214,8 @@ func Classes() []Class {
 					}}
 			},
 		},
-		{
-			Name: "slow",
-			Doc:  "a slow dependency (service time 250ms, exponential: a window of 1s holds four service times and few samples), knee 20, light open load (half its capacity) then 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const slow = 5 * service
-				return sim.Scenario{Name: "slow", Model: m, Spread: sim.Exponential{}, Timeout: 3 * slow, Seed: 8,
-					Phases: []sim.Phase{
-						{Duration: secs(scale, 90), Capacity: 20, Service: slow, Rate: rate(0.5, 20, slow)},
-						{Duration: secs(scale, 90), Capacity: 20, Service: slow, Rate: rate(1.5, 20, slow)},
-					}}
-			},
-		},
-		{
-			Name: "long",
-			Doc:  "calls as long as half the window (500ms ±10%: latency answers a change of the limit only once the calls begun before it have ended), knee 40, 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const long = 10 * service
-				return sim.Scenario{Name: "long", Model: m, Spread: sim.Uniform{Spread: 0.1}, Timeout: 3 * long, Seed: 14,
-					Phases: []sim.Phase{{Duration: secs(scale, 180), Capacity: 40, Service: long, Rate: rate(1.5, 40, long)}}}
-			},
-		},
+		loadClass("slow", "a slow dependency (service time 250ms, exponential: a window of 1s holds four service times and few samples), knee 20, light open load (half its capacity) then 1.5x overload", 8, 20, 5*service, sim.Exponential{}, 3, 1, loadPhase{90, 0.5}, loadPhase{90, 1.5}),
+		loadClass("long", "calls as long as half the window (500ms ±10%: latency answers a change of the limit only once the calls begun before it have ended), knee 40, 1.5x overload", 14, 40, 10*service, sim.Uniform{Spread: 0.1}, 3, 1, loadPhase{180, 1.5}),
 		{
 			Name: "closed",
 			Doc:  "a closed loop of 200 clients without think time (a rejected client retries after one service time), knee 40",

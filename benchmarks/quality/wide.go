@@ -47,18 +47,7 @@ func WideClasses() []Class {
 		openClass("w-replicas-20", "twenty replicas share a dependency of knee 60 (three slots each) at 1.3x overload, service 40ms ±10%", 106, 60, 40*time.Millisecond, sim.Uniform{Spread: 0.1}, 3, 1.3, 150, 20),
 		openClass("w-tiny", "a tiny knee (3) at 2x overload, service 20ms ±10%", 107, 3, 20*time.Millisecond, sim.Uniform{Spread: 0.1}, 3, 2, 90, 1),
 		openClass("w-fast", "a fast dependency (5ms, exponential: a window holds thousands of calls), knee 40, 1.5x overload", 108, 40, 5*time.Millisecond, sim.Exponential{}, 3, 1.5, 90, 1),
-		{
-			Name: "w-very-slow",
-			Doc:  "a very slow dependency (700ms, exponential: a window of 1s holds about one service time), knee 10, light load (40%) then 1.5x overload",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 700 * time.Millisecond
-				return sim.Scenario{Name: "w-very-slow", Model: m, Spread: sim.Exponential{}, Timeout: 3 * svc, Seed: 109,
-					Phases: []sim.Phase{
-						{Duration: secs(scale, 90), Capacity: 10, Service: svc, Rate: rate(0.4, 10, svc)},
-						{Duration: secs(scale, 120), Capacity: 10, Service: svc, Rate: rate(1.5, 10, svc)},
-					}}
-			},
-		},
+		loadClass("w-very-slow", "a very slow dependency (700ms, exponential: a window of 1s holds about one service time), knee 10, light load (40%) then 1.5x overload", 109, 10, 700*time.Millisecond, sim.Exponential{}, 3, 1, loadPhase{90, 0.4}, loadPhase{120, 1.5}),
 		openClass("w-heavy", "heavy overload (5x), knee 20, service 50ms ±10%", 110, 20, service, sim.Uniform{Spread: 0.1}, 3, 5, 120, 1),
 		openClass("w-mild", "mild overload (1.1x), knee 50, exponential service times of 30ms", 111, 50, 30*time.Millisecond, sim.Exponential{}, 3, 1.1, 120, 1),
 		{
@@ -82,28 +71,12 @@ func WideClasses() []Class {
 					}}
 			},
 		},
-		{
-			Name: "w-light",
-			Doc:  "light open load (80% of a knee of 24, exponential service times of 30ms: light load on a FIFO queue waits), then 1.3x overload, then 80% again",
-			Make: func(m sim.Model, scale float64) sim.Scenario {
-				const svc = 30 * time.Millisecond
-				return sim.Scenario{Name: "w-light", Model: m, Spread: sim.Exponential{}, Timeout: 4 * svc, Seed: 114,
-					Phases: []sim.Phase{
-						{Duration: secs(scale, 60), Capacity: 24, Service: svc, Rate: rate(0.8, 24, svc)},
-						{Duration: secs(scale, 60), Capacity: 24, Service: svc, Rate: rate(1.3, 24, svc)},
-						{Duration: secs(scale, 60), Capacity: 24, Service: svc, Rate: rate(0.8, 24, svc)},
-					}}
-			},
-		},
+		loadClass("w-light", "light open load (80% of a knee of 24, exponential service times of 30ms: light load on a FIFO queue waits), then 1.3x overload, then 80% again", 114, 24, 30*time.Millisecond, sim.Exponential{}, 4, 1, loadPhase{60, 0.8}, loadPhase{60, 1.3}, loadPhase{60, 0.8}),
 	}
 }
 
-// openClass is a class of one phase of open load: load times what knee workers serve at svc,
-// whose calls' work spreads by spread, behind a timeout of timeout service times, shared by that
-// many replicas, for that many seconds.
+// openClass is a loadClass of one phase: load times what knee workers serve at svc, for that
+// many seconds.
 func openClass(name, doc string, seed uint64, knee int, svc time.Duration, spread sim.Dist, timeout, load float64, seconds, replicas int) Class {
-	return Class{Name: name, Doc: doc, Make: func(m sim.Model, scale float64) sim.Scenario {
-		return sim.Scenario{Name: name, Model: m, Spread: spread, Timeout: time.Duration(timeout * float64(svc)), Seed: seed, Replicas: replicas,
-			Phases: []sim.Phase{{Duration: secs(scale, seconds), Capacity: knee, Service: svc, Rate: rate(load, knee, svc)}}}
-	}}
+	return loadClass(name, doc, seed, knee, svc, spread, timeout, replicas, loadPhase{seconds, load})
 }
