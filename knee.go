@@ -73,15 +73,9 @@ type kneeLimit struct {
 	peak       float64 // the highest estimate since the last drain
 
 	prev    kneeWindow
-	older   kneeWindow // the window before prev
-	anchor  kneeWindow // the last window at the highest limit since: cuts are measured from it (see cutResponse)
-	dropCut kneeWindow // the window whose drops began a row of cuts not yet measured (see ownDrops)
-	dropOf  float64    // its share of drops
-	dropEst float64    // the estimate before its cut
-	dropWas struct {   // what the cut changed besides the estimate, as it was before it
-		started, suspect bool
-		ceil             float64
-	}
+	older   kneeWindow    // the window before prev
+	anchor  kneeWindow    // the last window at the highest limit since: cuts are measured from it (see cutResponse)
+	dropCut kneeDropCut   // the window whose drops began a row of cuts not yet measured (see ownDrops)
 	pooled  WindowSummary // a window too short to decide on, pooled with the next
 	light   WindowSummary // until base is measured: the windows of light load so far, pooled (see decide)
 	drainOf float64       // the estimate a drain window lowered; 0 when not draining
@@ -94,6 +88,15 @@ type kneeLimit struct {
 	short   bool          // base was first measured on the first window, which reads short
 	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
 	alignAt int64         // the grid's boundary (ns) the next window was cut short to end at; 0: none (see plan)
+}
+
+// kneeDropCut is the first window of a row of cuts for drops, and what the cut changed, as it was
+// before it: all that undoing the row needs (see ownDrops).
+type kneeDropCut struct {
+	w                kneeWindow
+	share            float64 // its share of drops
+	est, ceil        float64
+	started, suspect bool
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -252,18 +255,18 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// The drops did not follow the cuts down: they are the dependency's own (calls whose
 		// work outlasts the timeout, whatever the limit), and the cuts were a mistake: undo
 		// them, and what they taught (a queue seen, which ends the startup's doubling).
+		c := k.dropCut
 		k.baseDrop = share
-		k.est = max(k.est, k.dropEst)
-		k.started, k.ceil, k.suspect = k.dropWas.started, k.dropWas.ceil, k.dropWas.suspect
+		k.est = max(k.est, c.est)
+		k.started, k.ceil, k.suspect = c.started, c.ceil, c.suspect
 		dropped, k.dropped = false, false
 	}
 	if !dropped {
-		k.dropCut = kneeWindow{}
+		k.dropCut = kneeDropCut{}
 	}
 	if dropped {
-		if k.dropCut.n == 0 {
-			k.dropCut, k.dropOf, k.dropEst = cur, drops, k.est
-			k.dropWas.started, k.dropWas.ceil, k.dropWas.suspect = k.started, k.ceil, k.suspect
+		if k.dropCut.w.n == 0 {
+			k.dropCut = kneeDropCut{w: cur, share: drops, est: k.est, ceil: k.ceil, started: k.started, suspect: k.suspect}
 		}
 		if cur.drain {
 			k.drainOf = 0
@@ -434,7 +437,7 @@ func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
 // read below that by chance.
 // It returns the share of drops of both windows together, the dependency's own share if so.
 func (k *kneeLimit) ownDrops(cur kneeWindow, drops float64) (float64, bool) {
-	a := k.dropCut
+	a, of := k.dropCut.w, k.dropCut.share
 	if a.n == 0 || !cur.binding || cur.lags || a.lags || cur.drain {
 		return 0, false
 	}
@@ -442,9 +445,9 @@ func (k *kneeLimit) ownDrops(cur kneeWindow, drops float64) (float64, bool) {
 	if -cut <= max(0.04, 3*math.Sqrt2*k.wanderSpread(min(a.n, cur.n))) {
 		return 0, false
 	}
-	p := (k.dropOf*a.n + drops*cur.n) / (a.n + cur.n)
+	p := (of*a.n + drops*cur.n) / (a.n + cur.n)
 	sd := math.Sqrt(p * (1 - p) * (1/a.n + 1/cur.n))
-	return p, drops > k.dropOf-2*sd && math.Log(cur.lat/a.lat)/cut < kneeElastic/2
+	return p, drops > of-2*sd && math.Log(cur.lat/a.lat)/cut < kneeElastic/2
 }
 
 // undoCuts raises the estimate after a drain whose latency did not follow it (no queue) showed
