@@ -94,7 +94,6 @@ type kneeLimit struct {
 // before it: all that undoing the row needs (see ownDrops).
 type kneeDropCut struct {
 	w                kneeWindow
-	share            float64 // its share of drops
 	est, ceil        float64
 	started, suspect bool
 }
@@ -106,6 +105,7 @@ type kneeWindow struct {
 	rate      float64 // completions per second
 	maxFlight float64 // the most calls in flight
 	n         float64 // samples
+	drops     float64 // the share of the samples dropped
 	binding   bool    // the limit held back a share of the calls (one in twenty or more)
 	touched   bool    // the limit held back at least one call, or was reached
 	drain     bool
@@ -190,6 +190,14 @@ func (k *kneeLimit) unresolved(w WindowSummary) bool {
 	return math.Log(float64(max(1, w.AvgLatency))/k.expected()) < 3*sd+kneeMaxTolerance
 }
 
+// dropShare returns the share of a window's samples that were drops (0 without samples).
+func dropShare(w WindowSummary) float64 {
+	if w.Samples == 0 {
+		return 0
+	}
+	return float64(w.Drops) / float64(w.Samples)
+}
+
 // pool merges two consecutive windows into one.
 func pool(a, b WindowSummary) WindowSummary {
 	n := a.Samples + b.Samples
@@ -213,16 +221,14 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		rate:      float64(w.Samples) / max(1e-9, w.Duration.Seconds()),
 		maxFlight: float64(w.MaxInFlight),
 		n:         float64(w.Samples),
+		drops:     dropShare(w),
 		binding:   w.Rejected > 0 && w.Rejected*20 >= w.Samples+w.Rejected,
 		touched:   w.Rejected > 0 || w.MaxInFlight >= toLimit(k.est),
 		drain:     k.drainOf > 0,
 		limit:     k.est,
 		lags:      float64(w.Duration) < kneeSpan*lat,
 	}
-	drops := 0.0
-	if w.Samples > 0 {
-		drops = float64(w.Drops) / float64(w.Samples)
-	}
+	drops := cur.drops
 	prev := k.prev
 	k.prev = cur
 	k.windows++
@@ -251,7 +257,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	} else if !dropped {
 		k.dropped = false
 	}
-	if share, own := k.ownDrops(cur, drops); own {
+	if share, own := k.ownDrops(cur); own {
 		// The drops did not follow the cuts down: they are the dependency's own (calls whose
 		// work outlasts the timeout, whatever the limit), and the cuts were a mistake: undo
 		// them, and what they taught (a queue seen, which ends the startup's doubling).
@@ -266,7 +272,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	}
 	if dropped {
 		if k.dropCut.w.n == 0 {
-			k.dropCut = kneeDropCut{w: cur, share: drops, est: k.est, ceil: k.ceil, started: k.started, suspect: k.suspect}
+			k.dropCut = kneeDropCut{w: cur, est: k.est, ceil: k.ceil, started: k.started, suspect: k.suspect}
 		}
 		if cur.drain {
 			k.drainOf = 0
@@ -327,11 +333,11 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// it reads above base.
 		k.short = false
 		if cur.binding && k.moved > 1 && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.wanderSpread(cur.n))) {
-			k.observe(lat, drops, cur.n, false)
+			k.observe(lat, cur.drops, cur.n, false)
 		}
 	}
 	if cur.drain {
-		return k.drained(prev, cur, w, drops, tol)
+		return k.drained(prev, cur, w, tol)
 	}
 	if k.alignAt > 0 && cur.lags {
 		// The window before a drain, cut short to end at the grid's boundary (see plan),
@@ -359,7 +365,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	// dependency's, not one replica's. Only changes larger than the noise of the difference of
 	// two windows' latencies (three standard deviations) say anything.
 	resolved := max(0.04, 3*math.Sqrt2*k.wanderSpread(cur.n))
-	k.cutResponse(prev, cur, drops, resolved)
+	k.cutResponse(prev, cur, resolved)
 	if prev.binding && cur.binding && math.Log(step) > resolved && !prev.drain {
 		dl := math.Log(lat / prev.lat)
 		if dl/math.Log(step) > 0.9 && dl > 3*math.Sqrt2*k.wanderSpread(cur.n) && prev.lat < k.expected()*(1+tol/2) {
@@ -389,7 +395,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 // such a run, and then each sees only its share of the response.
 // Where latency lags a window (calls longer than a tenth of the window), a cut is only compared
 // with the window before it, as is a cut larger than the noise by itself.
-func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
+func (k *kneeLimit) cutResponse(prev, cur kneeWindow, resolved float64) {
 	a := k.anchor
 	if cur.lags || math.Log(prev.limit/cur.limit) > resolved {
 		a = prev
@@ -421,7 +427,7 @@ func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
 	k.inelastic++
 	k.spacing = 1 // base may have moved: drain on the next boundary (see plan)
 	if k.inelastic >= kneeInelastic {
-		k.observe(cur.lat, drops, cur.n, true)
+		k.observe(cur.lat, cur.drops, cur.n, true)
 		k.inelastic = 0
 	}
 }
@@ -436,8 +442,8 @@ func (k *kneeLimit) cutResponse(prev, cur kneeWindow, drops, resolved float64) {
 // limit every window, from 20 to 5 for a knee of 16 and to 15 for a knee of 180, until a window
 // read below that by chance.
 // It returns the share of drops of both windows together, the dependency's own share if so.
-func (k *kneeLimit) ownDrops(cur kneeWindow, drops float64) (float64, bool) {
-	a, of := k.dropCut.w, k.dropCut.share
+func (k *kneeLimit) ownDrops(cur kneeWindow) (float64, bool) {
+	a := k.dropCut.w
 	if a.n == 0 || !cur.binding || cur.lags || a.lags || cur.drain {
 		return 0, false
 	}
@@ -445,9 +451,9 @@ func (k *kneeLimit) ownDrops(cur kneeWindow, drops float64) (float64, bool) {
 	if -cut <= max(0.04, 3*math.Sqrt2*k.wanderSpread(min(a.n, cur.n))) {
 		return 0, false
 	}
-	p := (of*a.n + drops*cur.n) / (a.n + cur.n)
+	p := (a.drops*a.n + cur.drops*cur.n) / (a.n + cur.n)
 	sd := math.Sqrt(p * (1 - p) * (1/a.n + 1/cur.n))
-	return p, drops > of-2*sd && math.Log(cur.lat/a.lat)/cut < kneeElastic/2
+	return p, cur.drops > a.drops-2*sd && math.Log(cur.lat/a.lat)/cut < kneeElastic/2
 }
 
 // undoCuts raises the estimate after a drain whose latency did not follow it (no queue) showed
@@ -488,7 +494,7 @@ func (k *kneeLimit) rebase(lat, sd float64) {
 // drained learns from a drain window: every replica lowered its limit by the same share at the
 // same time, so the response of latency is taken against that share, which all of them know
 // alike, and they all draw the same conclusion.
-func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol float64) int {
+func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) int {
 	lat := cur.lat
 	if k.depth == 0 {
 		// Watched, not drained: if latency fell clearly, other replicas drained and found
@@ -496,7 +502,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// then the replicas watch rather than drain (see plan), and a window that fell is
 		// most likely noise.
 		if !k.fell && lat < prev.lat*(1-tol/2) && lat < k.expected()*math.Exp(-2*k.spread(cur.n)) {
-			k.observe(lat, drops, cur.n, false)
+			k.observe(lat, cur.drops, cur.n, false)
 		}
 		k.drainOf = 0
 		return k.plan(w)
@@ -534,7 +540,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// Latency did not follow: the drained window was at or below the knee, and its
 		// latency is the no-load latency, drift included.
 		x := k.expected()
-		k.observe(lat, drops, cur.n, true)
+		k.observe(lat, cur.drops, cur.n, true)
 		k.confirmed = true
 		k.est = k.drainOf
 		k.undoCuts(cur, x)
@@ -590,7 +596,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, drops, tol fl
 		// its window ran mostly below it. Its latency measures base, whichever side of base
 		// it falls on: taking only those below base biased base low, a little more with
 		// every drain, and windows at the knee then read as a queue.
-		k.observe(lat, drops, cur.n, false)
+		k.observe(lat, cur.drops, cur.n, false)
 		k.est = k.drainOf
 	}
 	k.drainOf = 0
@@ -646,7 +652,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		// normal); counted as none, they wore down the share learned under a timeout that
 		// outlasts 13.5% of the calls, and the next window with as many cut the light
 		// load's limit.
-		k.observe(cur.lat, min(k.baseDrop, float64(w.Drops)/max(1, float64(w.Samples))), cur.n, false)
+		k.observe(cur.lat, min(k.baseDrop, cur.drops), cur.n, false)
 	}
 	// Under heavy overload (four calls offered or more for each one admitted) a slot that
 	// frees up is refilled at once: the queue of the tolerance's upper half buys no goodput,
@@ -777,14 +783,18 @@ func (k *kneeLimit) nextWindow() time.Duration { return k.next }
 // more (its latency then answers the growth within it, see kneeWindow.lags), and, at the rate
 // the grown limit admits without a queue, the samples that keep its tolerance at kneeTolerance
 // (three standard deviations of its mean latency within it). The growth that follows is
-// decided on that window as on any other. Not before the spread of latency is measured (a
-// limit that changes every window from the start measures none: it climbs on whole windows).
+// decided on that window as on any other. Until the spread of latency is measured (a limit
+// that changes every window from the start measures none) it is taken to be that of
+// exponential service, the widest the rules assume: a startup's doubling on a fast dependency
+// then climbs on short windows too (a cold start on a knee of 150 of 2ms calls reached it in
+// 1.1s rather than 3s, one whole window a doubling).
 func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
-	if k.noiseN == 0 || cur.rate <= 0 {
+	if cur.rate <= 0 {
 		return 0
 	}
+	cv := learnedCV(k.noise, k.noiseN)
 	sd := kneeTolerance / 3
-	need := k.noise * k.noise / (sd*sd - kneeFloor*kneeFloor) // samples
+	need := cv * cv / (sd*sd - kneeFloor*kneeFloor) // samples
 	d := max(1.25*kneeSpan*cur.lat, need/(cur.rate*k.step)*1e9)
 	if d >= float64(k.window) {
 		return 0
@@ -924,6 +934,13 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// starts here.
 		at, crossing = alignAt/period, true
 	}
+	if b := (now/period + 1) * period; !crossing && k.next == 0 && b-now > int64(k.window) && b-now < int64(k.window)+int64(k.window)/4 {
+		// The window after the next would begin within a quarter of a window of the
+		// boundary, too close to be cut short to it (below), and drain from there, early.
+		// Windows of any length come to that after short ones (see shortWindow): split the
+		// span to the boundary in two, so that the drain still starts on it.
+		k.next = time.Duration((b - now) / 2)
+	}
 	if (!crossing || k.spacing > 1 && at%k.spacing != 0) && k.windows < 4*kneeDrainEvery*max(1, k.spacing) {
 		return toLimit(k.est)
 	}
@@ -934,7 +951,8 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// well as its own. The next window is cut short to end at the boundary, and the
 		// drain (or watch) is decided there, so that every replica's drain window starts at
 		// the boundary. Not within a quarter of a window of it (a window that short reads
-		// little; the drain starts that much early), nor where the next window already ends
+		// little; the drain starts that much early, unless the window before was split, see
+		// above), nor where the next window already ends
 		// on it (windows of exactly the configured length, from the grid's origin). A next
 		// window longer than the configured one (pooled) is cut short at the window after.
 		k.alignAt = b
@@ -1126,12 +1144,19 @@ func (k *kneeLimit) wanderSpread(n float64) float64 {
 }
 
 // spreadOf returns the standard deviation of the logarithm of a mean of n samples of a spread cv
-// learned from that many measurements (1, the spread of exponential service times, until one).
+// learned from that many measurements (see learnedCV).
 func spreadOf(cv float64, measured int, n float64) float64 {
-	if measured == 0 {
-		cv = 1
-	}
+	cv = learnedCV(cv, measured)
 	return math.Sqrt(cv*cv/max(1, n) + kneeFloor*kneeFloor)
+}
+
+// learnedCV returns a spread of one call's latency cv learned from that many measurements, or
+// until one, 1: the spread of exponential service times.
+func learnedCV(cv float64, measured int) float64 {
+	if measured == 0 {
+		return 1
+	}
+	return cv
 }
 
 // expected returns the no-load latency now: base moved along its trend for at most the windows

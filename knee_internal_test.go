@@ -89,7 +89,7 @@ func TestKneeElasticDrainBoundsTheExtrapolatedBase(t *testing.T) {
 		prev := kneeWindow{lat: 60e6, n: 700, binding: true, limit: 40}
 		lat := 52e6 // fell by 13.3% for a drain of 15%: elasticity 0.88, a queue
 		cur := kneeWindow{lat: lat, n: 650, binding: true, drain: true, limit: 34}
-		k.drained(prev, cur, WindowSummary{Samples: 650, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0, 0.1)
+		k.drained(prev, cur, WindowSummary{Samples: 650, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0.1)
 		want := lat
 		if confirmed {
 			want *= math.Exp(3 * math.Sqrt(0.1*0.1/650+kneeFloor*kneeFloor)) // about 53ms
@@ -125,7 +125,7 @@ func TestKneeConfirmedBaseIgnoresADrainThatReadsLowWithinTheNoise(t *testing.T) 
 		prev := kneeWindow{lat: 58e6, n: 340, binding: true, limit: 20}
 		lat := 48.5e6 // fell by 16.4% for a drain of 15%: a queue, by this pair of windows
 		cur := kneeWindow{lat: lat, n: 200, binding: true, drain: true, limit: 17}
-		k.drained(prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0, 0.1)
+		k.drained(prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0.1)
 		want := 50e6
 		if tc.moves {
 			want = lat
@@ -253,7 +253,7 @@ func TestKneeDrainIsReadAgainstTheLimitsItRanAt(t *testing.T) {
 			continue
 		}
 		cur := kneeWindow{lat: 50e6, n: 200, binding: true, drain: true, limit: k.est}
-		k.drained(k.prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: end.Add(time.Second)}, 0, 0.1)
+		k.drained(k.prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: end.Add(time.Second)}, 0.1)
 		if restored := k.est == tc.est; restored != tc.restored {
 			t.Errorf("%s: estimate %.2f after the drain, want it restored to %v: %v", tc.what, k.est, tc.est, tc.restored)
 		}
@@ -278,7 +278,7 @@ func TestKneeSmallLimitDrainsSpaceOutWhenTheyAgree(t *testing.T) {
 			base: 50e6, varb: 0.0001, confirmed: true, started: true, calm: 1, drainOf: 9.2, depth: kneeDrainDepth, spacing: 1}
 		prev := kneeWindow{lat: tc.before, n: 180, binding: true, limit: 9.2}
 		cur := kneeWindow{lat: tc.lat, n: 160, binding: true, drain: true, limit: k.est}
-		k.drained(prev, cur, WindowSummary{Samples: 160, Rejected: 160, Duration: time.Second, End: time.Unix(10011, 0)}, 0, kneeSlack/9.2)
+		k.drained(prev, cur, WindowSummary{Samples: 160, Rejected: 160, Duration: time.Second, End: time.Unix(10011, 0)}, kneeSlack/9.2)
 		if k.spacing != tc.spacing {
 			t.Errorf("%s: drains every %d boundaries after it, want %d", tc.what, k.spacing, tc.spacing)
 		}
@@ -368,7 +368,7 @@ func TestKneeDrainAcrossTheKneeAtBaseConfirmsIt(t *testing.T) {
 			base: tc.base, varb: 0.0001, started: true, calm: 1, drainOf: 22, depth: kneeDrainDepth, spacing: 1}
 		prev := kneeWindow{lat: tc.before, n: 660, binding: true, limit: 22}
 		cur := kneeWindow{lat: 30e6, n: 600, binding: true, drain: true, limit: k.est}
-		k.drained(prev, cur, WindowSummary{Samples: 600, Rejected: 2800, Duration: time.Second, End: time.Unix(1000*10+1, 0)}, 0, 0.1)
+		k.drained(prev, cur, WindowSummary{Samples: 600, Rejected: 2800, Duration: time.Second, End: time.Unix(1000*10+1, 0)}, 0.1)
 		if k.confirmed != tc.confirmed {
 			t.Errorf("%s: confirmed %v, want %v", tc.what, k.confirmed, tc.confirmed)
 		}
