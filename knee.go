@@ -228,7 +228,6 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		limit:     k.est,
 		lags:      float64(w.Duration) < kneeSpan*lat,
 	}
-	drops := cur.drops
 	prev := k.prev
 	k.prev = cur
 	k.windows++
@@ -249,8 +248,8 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	// whose share is mostly chance (4 of 10 exponential calls of 700ms outlasting a timeout of
 	// three times that cut a light load's limit in half; the drain that followed rejected most
 	// of it for a minute).
-	excess := drops - k.baseDrop
-	dropped := excess > 0.05+2*math.Sqrt(drops*(1-drops)/max(1, cur.n))
+	excess := cur.drops - k.baseDrop
+	dropped := excess > 0.05+2*math.Sqrt(cur.drops*(1-cur.drops)/max(1, cur.n))
 	if dropped && !k.dropped && !cur.binding && (excess < 0.2 || cur.n < kneeEarly) && (k.base == 0 || lat < k.expected()*(1+tol)) {
 		k.dropped = true
 		dropped = false
@@ -310,7 +309,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 				k.light = pool(k.light, w)
 			}
 			if cur.touched || k.windows > 1 && k.resolves(cur.n, kneeDrainDepth) {
-				n, mean, share := cur.n, lat, drops
+				n, mean, share := cur.n, lat, cur.drops
 				if l := float64(k.light.AvgLatency); cur.touched && float64(k.light.Samples) > cur.n && l > lat {
 					n, mean, share = float64(k.light.Samples), l, float64(k.light.Drops)/float64(k.light.Samples)
 				}
@@ -952,9 +951,9 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// drain (or watch) is decided there, so that every replica's drain window starts at
 		// the boundary. Not within a quarter of a window of it (a window that short reads
 		// little; the drain starts that much early, unless the window before was split, see
-		// above), nor where the next window already ends
-		// on it (windows of exactly the configured length, from the grid's origin). A next
-		// window longer than the configured one (pooled) is cut short at the window after.
+		// above), nor where the next window already ends on it (windows of exactly the
+		// configured length, from the grid's origin). A next window longer than the
+		// configured one (pooled) is cut short at the window after.
 		k.alignAt = b
 		if d := time.Duration(b - now); k.next == 0 || d < k.next {
 			k.next = d
