@@ -933,14 +933,14 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// starts here.
 		at, crossing = alignAt/period, true
 	}
-	if b := (now/period + 1) * period; !crossing && k.next == 0 && b-now > int64(k.window) && b-now < int64(k.window)+int64(k.window)/4 {
+	if b := (now/period + 1) * period; !crossing && k.next == 0 && !k.spacedOver(b/period) && b-now > int64(k.window) && b-now < int64(k.window)+int64(k.window)/4 {
 		// The window after the next would begin within a quarter of a window of the
 		// boundary, too close to be cut short to it (below), and drain from there, early.
 		// Windows of any length come to that after short ones (see shortWindow): split the
 		// span to the boundary in two, so that the drain still starts on it.
 		k.next = time.Duration((b - now) / 2)
 	}
-	if (!crossing || k.spacing > 1 && at%k.spacing != 0) && k.windows < 4*kneeDrainEvery*max(1, k.spacing) {
+	if !crossing && k.windows < 4*kneeDrainEvery*max(1, k.spacing) || k.spacedOver(at) {
 		return toLimit(k.est)
 	}
 	if b := at * period; crossing && b-now >= int64(k.window)/4 && b-now != int64(k.window) {
@@ -989,6 +989,12 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	k.lowered = false
 	k.unverified = false
 	return toLimit(k.est)
+}
+
+// spacedOver reports whether spaced drains pass over the grid's boundary at (counted in periods
+// of the grid): it is not one of every spacing-th, and the last drain is recent enough (see plan).
+func (k *kneeLimit) spacedOver(at int64) bool {
+	return k.spacing > 1 && at%k.spacing != 0 && k.windows < 4*kneeDrainEvery*max(1, k.spacing)
 }
 
 // learnNoise estimates the spread of one call's latency (as a share of the mean) from three
