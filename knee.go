@@ -14,9 +14,10 @@ import (
 //   - It compares each window's latency with the no-load latency (base), which it measures
 //     and never assumes: in drain windows, where the limit is lowered for one window (drains
 //     fall on a grid of the wall clock, so that replicas of a service drain together, and
-//     space out while they agree with base), and whenever it changes the limit, from how
-//     latency responds. Latency that follows a change of the limit is a queue; latency that
-//     does not is the no-load latency (heavier calls).
+//     space out while they agree with base; where calls are long, a drain first lets those
+//     admitted before it end), and whenever it changes the limit, from how latency responds.
+//     Latency that follows a change of the limit is a queue; latency that does not is the
+//     no-load latency (heavier calls).
 //   - Latency above base by more than the tolerance (the larger of 10% and three standard
 //     errors of the window's mean) cuts the limit in proportion, at most by half; latency
 //     within it holds; latency at base grows the limit, faster the longer it stays there.
@@ -87,7 +88,9 @@ type kneeLimit struct {
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
 	short   bool          // base was first measured on the first window, which reads short
 	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
-	alignAt int64         // the grid's boundary (ns) the next window was cut short to end at; 0: none (see plan)
+	alignAt int64         // the grid's boundary (ns) the next window was cut short to end at (lead before it); 0: none (see plan)
+	lead    int64         // where latency lags, how long (ns) before the boundary alignAt the aligned window ends (see plan)
+	settle  bool          // the window is a drain's first part, which lets the calls admitted before it end: it decides nothing (see plan)
 }
 
 // kneeDropCut is the first window of a row of cuts for drops, and what the cut changed, as it was
@@ -137,6 +140,9 @@ const (
 	kneeMaxSpacing   = 4     // drains agreeing with base space out to every this many boundaries of the grid
 	kneeSagged       = 0.925 // ... until the limit falls below this share of the one they restored
 	kneeEarly        = 20    // samples a window holds at least before its drops may end it early
+	kneeSettle       = 1.25  // latencies a drain lets the calls admitted before it end, where latency lags, before its window starts
+	kneeWarm         = 3     // latencies from the start a window after the first starts at least before it measures base
+	kneeSettleLag    = 4     // a window shorter than this many latencies holds a quarter or more of calls admitted before it
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -161,6 +167,11 @@ func (k *kneeLimit) NoLoadLatency() time.Duration {
 // Update applies one window.
 func (k *kneeLimit) Update(w WindowSummary) int {
 	k.next = 0
+	if k.settle {
+		// The calls admitted before the drain have ended: the drain's window starts now.
+		k.settle = false
+		return toLimit(k.est)
+	}
 	if k.pooled.Samples > 0 {
 		w = pool(k.pooled, w)
 		k.pooled = WindowSummary{}
@@ -291,7 +302,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		return k.plan(w)
 	}
 	if k.base == 0 {
-		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat {
+		if k.elapsed += float64(w.Duration); k.elapsed >= kneeSpan*lat || k.windows > 1 && k.elapsed-float64(w.Duration) >= kneeWarm*lat {
 			// A first guess, uncertain: the first windows may already queue. Once the limit
 			// was reached, or, if it never is, from the second window (the first reads
 			// short) when a drain could check it (see plan); otherwise there is nothing to
@@ -513,12 +524,12 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 	// A drain that crossed the knee (latency fell by clearly less than the drain: three
 	// standard deviations of its elasticity) and found base where it was expected (within a
 	// quarter of the tolerance) has nothing more to teach: the next drains are spaced out
-	// (see plan). Also where latency lags a window: the drained window's latency is then
-	// mostly that of calls admitted before the drain, and about base it says the limit did not
-	// queue. A small share's drains space out too: they agree rarely (a drain across the
-	// knee from a limit of 9 runs at 7 when the estimate is below 9.42, and its latency falls
-	// by most of it), but a lone small limit that drains every boundary spends a point of
-	// goodput on it.
+	// (see plan). Also where latency lags a window and the drain did not let the calls
+	// admitted before it end first (see plan): the drained window's latency is then mostly
+	// theirs, and about base it says the limit did not queue. A small share's drains space
+	// out too: they agree rarely (a drain across the knee from a limit of 9 runs at 7 when the
+	// estimate is below 9.42, and its latency falls by most of it), but a lone small limit that
+	// drains every boundary spends a point of goodput on it.
 	crossed := e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth)
 	atBase := math.Abs(math.Log(lat/k.expected())) < tol/4 // base as expected before this drain moves it
 	agree := atBase && crossed && e <= kneeElastic
@@ -641,7 +652,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		k.calm = min(k.calm, k.atBaseSum/float64(k.atBase))
 		k.ceil = 0
 	}
-	if !cur.binding && !k.started && !cur.drain && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
+	if !cur.binding && !k.started && !cur.drain && (k.moved <= 1 || ratio <= 1+tol) && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
 		// Light load, no queue ever seen: the window's latency is the no-load latency, while
 		// the recent windows stay about base or this one is within the noise of it (with few
 		// samples a window, a first base set low by a lucky window keeps their average above
@@ -650,7 +661,9 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		// not bind may look like light load, and its drops would teach that they are
 		// normal); counted as none, they wore down the share learned under a timeout that
 		// outlasts 13.5% of the calls, and the next window with as many cut the light
-		// load's limit.
+		// load's limit. Not the window right after a growth whose latency rose beyond the
+		// tolerance: that is the growth's own queue (a startup that doubled the limit past a
+		// closed loop's demand read the queue it made as base).
 		k.observe(cur.lat, min(k.baseDrop, cur.drops), cur.n, false)
 	}
 	// Under heavy overload (four calls offered or more for each one admitted) a slot that
@@ -691,12 +704,22 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 			k.held = true
 			break
 		}
+		if cur.lags && k.moved <= 1-kneeFirstGrowth {
+			// Latency lags a window, and the last one cut the limit by a quarter or more:
+			// this window's latency is mostly that of calls admitted before the cut, which
+			// aimed at the tolerance already. Cutting again on it took a limit of 80, after
+			// the startup's doubling, to 31 for a knee of 40 (calls of 500ms). It holds, as
+			// the window after a growth does not grow (below).
+			break
+		}
 		if cur.lags {
 			k.held = false // latency lags a window: each cut after the first waits one too
 		}
 		k.started = true
-		if k.moved <= 1 {
-			k.spacing = 1 // latency rose by itself: base may be moving
+		if k.moved <= 1 && k.est <= k.spaceAt {
+			// Latency rose by itself, under a limit no higher than the last drain that agreed
+			// with base restored: base may be moving. (Above it, probes found the knee.)
+			k.spacing = 1
 		}
 		from := k.usage(cur, tol)
 		k.ceil = from
@@ -881,7 +904,8 @@ func (k *kneeLimit) set(v float64) {
 // grid of the wall clock, so that the replicas of a service drain together and see the
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. A drain window starts at the grid's boundary:
-// the window before it is cut short to end there (see below). There is no drain while latency
+// the window before it is cut short to end there (see below); where calls are long, the limit
+// is lowered a while before, so that the calls admitted before the drain end first (see lead). There is no drain while latency
 // stays about base (nothing to learn) or while the limit grows, unless base moved along its
 // trend or the last drain lowered it by much (see lowered). A limit that does not bind drains
 // from the calls in flight, except once the load has fallen to light load (see fell), where it
@@ -904,8 +928,8 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	// whatever latency says (base too high makes latency look like base, and a queue grows
 	// under it).
 	extrapolated := cur.binding && k.extrapolated(tol)
-	alignAt := k.alignAt
-	k.alignAt = 0
+	alignAt, alignLead := k.alignAt, k.lead
+	k.alignAt, k.lead = 0, 0
 	if k.base == 0 || cur.drain || k.clear >= 1 && !extrapolated && !k.lowered {
 		return toLimit(k.est)
 	}
@@ -923,27 +947,38 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	period := int64(kneeDrainEvery) * int64(k.window)
 	now := w.End.UnixNano()
 	next := now + int64(max(w.Duration, k.window))
+	// Where calls are long (a window holds fewer than kneeSettleLag latencies), a drain's
+	// window reads the calls admitted before the drain, under the higher limit, as well as its
+	// own: about lat/window of its samples, which bias its mean up by that share of the fall of
+	// latency the drain causes (at most its depth). Where that bias is larger than the spread of
+	// the drain window's mean, the drain begins lead before the boundary, where its limit
+	// applies while those calls end (a window that decides nothing), and its window starts at
+	// the boundary. Below, the boundary is crossed where now+lead crosses it.
+	lead := int64(0)
+	if win := float64(k.window); win < kneeSettleLag*cur.lat && cur.lat/win*kneeDrainDepth > k.spread(cur.rate*win/1e9) {
+		lead = min(int64(k.window), int64(kneeSettle*cur.lat))
+	}
 	if k.est < kneeSagged*k.spaceAt || k.suspect || extrapolated {
 		k.spacing = 1
 	}
-	at := next / period // the boundary of the grid the next window crosses, if it crosses one
-	crossing := now/period != at
-	if alignAt > 0 && now >= alignAt {
-		// The window just ended was cut short to end at this boundary (below): the drain
-		// starts here.
-		at, crossing = alignAt/period, true
+	at := (next + lead) / period // the boundary of the grid the next window crosses, if it crosses one
+	crossing := (now+lead)/period != at
+	if alignAt > 0 && now >= alignAt-alignLead {
+		// The window just ended was cut short to end at this boundary (lead before it, the
+		// lead it was cut short for: below): the drain starts here.
+		at, crossing, lead = alignAt/period, true, alignLead
 	}
-	if b := (now/period + 1) * period; !crossing && k.next == 0 && !k.spacedOver(b/period) && b-now > int64(k.window) && b-now < int64(k.window)+int64(k.window)/4 {
+	if b := ((now+lead)/period + 1) * period; !crossing && k.next == 0 && !k.spacedOver(b/period) && b-now-lead > int64(k.window) && b-now-lead < int64(k.window)+int64(k.window)/4 {
 		// The window after the next would begin within a quarter of a window of the
 		// boundary, too close to be cut short to it (below), and drain from there, early.
 		// Windows of any length come to that after short ones (see shortWindow): split the
 		// span to the boundary in two, so that the drain still starts on it.
-		k.next = time.Duration((b - now) / 2)
+		k.next = time.Duration((b - now - lead) / 2)
 	}
 	if !crossing && k.windows < 4*kneeDrainEvery*max(1, k.spacing) || k.spacedOver(at) {
 		return toLimit(k.est)
 	}
-	if b := at * period; crossing && b-now >= int64(k.window)/4 && b-now != int64(k.window) {
+	if b := at * period; crossing && b-now-lead >= int64(k.window)/4 && b-now-lead != int64(k.window) {
 		// Each replica's windows end on its own calls, so the window that crosses the
 		// boundary begins anywhere in the window before it, and the replicas' drains
 		// overlapped by two thirds on average: each drain then read the others' limits as
@@ -954,8 +989,8 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// above), nor where the next window already ends on it (windows of exactly the
 		// configured length, from the grid's origin). A next window longer than the
 		// configured one (pooled) is cut short at the window after.
-		k.alignAt = b
-		if d := time.Duration(b - now); k.next == 0 || d < k.next {
+		k.alignAt, k.lead = b, lead
+		if d := time.Duration(b - now - lead); k.next == 0 || d < k.next {
 			k.next = d
 		}
 		return toLimit(k.est)
@@ -965,10 +1000,12 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// the window as a drain, without lowering the limit.
 		if crossing && !cur.binding {
 			k.drainOf, k.depth = k.est, 0
+			k.settleTo(lead, crossing, at*period, now)
 		}
 		return toLimit(k.est)
 	}
 	k.next = 0 // a drain window is a whole one: it measures base
+	k.settleTo(lead, crossing, at*period, now)
 	k.depth = kneeDrainDepth
 	if k.suspect {
 		k.depth *= 2
@@ -989,6 +1026,20 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	k.lowered = false
 	k.unverified = false
 	return toLimit(k.est)
+}
+
+// settleTo begins a drain (or a watch) with a window that lets the calls admitted before it end
+// where latency lags (lead > 0, see plan): up to the boundary b it crosses, or lead long off the
+// grid. The drain's own window follows it.
+func (k *kneeLimit) settleTo(lead int64, crossing bool, b, now int64) {
+	if lead == 0 {
+		return
+	}
+	d := lead
+	if crossing && b > now {
+		d = b - now
+	}
+	k.settle, k.next = true, time.Duration(d)
 }
 
 // spacedOver reports whether spaced drains pass over the grid's boundary at (counted in periods

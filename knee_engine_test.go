@@ -397,3 +397,50 @@ func TestKneeEngineEndsAWindowOfTimeoutsAfterACapacityDropEarly(t *testing.T) {
 		t.Fatalf("the limit fell below 30 %v after the capacity fell (0: not within 2s), %d calls timed out meanwhile: want within 600ms", firstCut, m.drops-before)
 	}
 }
+
+// Calls of half a window (500ms): a drain's window would read the calls admitted before the
+// drain, under the higher limit, as much as its own, and its latency, read as the no-load
+// latency, raised base with every drain (by 3% over a minute, the limit with it). The drain
+// lowers the limit 1.25 latencies before the grid's boundary, where its window starts: the
+// calls admitted before it have ended by then. The limit then settles within a tenth of the
+// knee.
+func TestKneeEngineDrainsLetLongCallsEndFirst(t *testing.T) {
+	// One call every 8.33ms, 500ms each without load: a demand of 60 calls in flight, 1.5
+	// times a knee of 40.
+	m := newKneeSim(t, 25*time.Millisecond/3, 500*time.Millisecond, 40)
+	var starts []time.Duration // when each window started
+	var limits []int           // the limit during each window
+	windows := m.h.Snapshot().Windows
+	starts, limits = append(starts, 0), append(limits, m.h.Limit())
+	var sum, n float64 // the limit over the last two minutes, sampled every 10ms
+	for m.now < 180*time.Second {
+		m.run(m.now + 10*time.Millisecond)
+		if w := m.h.Snapshot().Windows; w != windows {
+			windows = w
+			starts, limits = append(starts, m.now), append(limits, m.h.Limit())
+		}
+		if m.now > 60*time.Second {
+			sum, n = sum+float64(m.h.Limit()), n+1
+		}
+	}
+	drains := 0
+	for i := 1; i+2 < len(limits); i++ {
+		// A drain: the limit lowered by 10% or more for two windows (the first lets the
+		// calls admitted before it end), then restored.
+		if limits[i]*10 > limits[i-1]*9 || limits[i+1] != limits[i] || limits[i+2] < limits[i-1] || starts[i] < 20*time.Second {
+			continue
+		}
+		drains++
+		boundary := (starts[i+1] + 5*time.Millisecond) / (10 * time.Second) * (10 * time.Second)
+		if lead := boundary - starts[i]; starts[i+1]-boundary > 10*time.Millisecond || lead < 550*time.Millisecond {
+			t.Errorf("a drain from %d to %d began at %v, its window at %v: want its window to start within 10ms of a boundary of the grid, 550ms (1.1 latencies) or more after the limit was lowered", limits[i-1], limits[i], starts[i], starts[i+1])
+		}
+	}
+	if drains < 3 {
+		t.Fatalf("%d drains after 20s: want 3 or more; limits %v", drains, limits)
+	}
+	t.Logf("%d drains; the limit averaged %.2f over the last two minutes", drains, sum/n)
+	if mean := sum / n; mean > 44 {
+		t.Errorf("the limit averaged %.1f over the last two minutes, want 44 (1.1 times the knee of 40) at most", mean)
+	}
+}

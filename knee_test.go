@@ -958,20 +958,27 @@ func TestKneeClosedLoopKeepsTheLimitWhileCallsGetHeavier(t *testing.T) {
 }
 
 // The calls that end in the first windows after a start are the short ones: base is first
-// measured once the windows so far span ten times the window's latency (4s at 400ms).
+// measured on a window that starts three latencies or more after the start, when the calls
+// begun with the first window have about all ended, or once the windows so far span ten
+// latencies: calls of 100ms on the first window (it spans ten), of 400ms on the third (it starts
+// at 2s), of 800ms on the fourth (3s).
 func TestKneeFirstMeasurementWaitsUntilLongCallsCanEnd(t *testing.T) {
-	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
-	slow := 400 * time.Millisecond
-	for i := 1; i <= 3; i++ {
-		r.bound(slow)
-		if r.alg.NoLoadLatency() != 0 || r.alg.Estimate() != 20 {
-			t.Fatalf("after %ds of calls of %v: base %v, estimate %v; want no base yet and the limit kept",
-				i, slow, r.alg.NoLoadLatency(), r.alg.Estimate())
+	for _, c := range []struct {
+		lat   time.Duration
+		first int // the window that measures base
+	}{{100 * time.Millisecond, 1}, {400 * time.Millisecond, 3}, {800 * time.Millisecond, 4}} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+		for i := 1; i < c.first; i++ {
+			r.bound(c.lat)
+			if r.alg.NoLoadLatency() != 0 || r.alg.Estimate() != 20 {
+				t.Fatalf("after %ds of calls of %v: base %v, estimate %v; want no base yet and the limit kept",
+					i, c.lat, r.alg.NoLoadLatency(), r.alg.Estimate())
+			}
 		}
-	}
-	r.bound(slow)
-	if r.alg.NoLoadLatency() != slow {
-		t.Fatalf("after 4s of calls of %v: base %v, want %v", slow, r.alg.NoLoadLatency(), slow)
+		r.bound(c.lat)
+		if r.alg.NoLoadLatency() != c.lat {
+			t.Fatalf("after %ds of calls of %v: base %v, want %v", c.first, c.lat, r.alg.NoLoadLatency(), c.lat)
+		}
 	}
 }
 
@@ -1332,8 +1339,7 @@ func gaps(drains []int) []int {
 // space out: every second boundary of the grid after one, every fourth after two, on the same
 // grid. Each drain at 85% of a limit near the knee costs goodput, and these have nothing to
 // teach.
-// So do they where latency lags a window (calls of 500ms, two a window): the drained window's
-// latency is then mostly that of calls admitted before the drain.
+// So do they where latency lags a window (calls of 500ms, two a window).
 func TestKneeDrainsSpaceOutWhileTheyAgreeWithBase(t *testing.T) {
 	for _, s := range []time.Duration{kneeBase, 10 * kneeBase} {
 		est := kneeEstimates(t, 20, 200, func(int) kneeModel { return kneeModel{c: 40, s: s, demand: 60} })
@@ -1342,8 +1348,16 @@ func TestKneeDrainsSpaceOutWhileTheyAgreeWithBase(t *testing.T) {
 		if len(g) < 3 || g[0] > 20 || g[len(g)-1] != 40 {
 			t.Fatalf("calls of %v: drains at windows %v (gaps %v): want the gaps to grow from 10 or 20 to 40 windows; estimates %.1f", s, drains, g, est)
 		}
+		// Calls longer than a quarter of the window: the drain lowers the limit a while before
+		// the boundary, so that the calls admitted before it end before its window starts
+		// there; whole windows fed, that while is the window after the boundary's, and the
+		// drain's window the next.
+		at := 0
+		if 4*s > time.Second {
+			at = 1
+		}
 		for i, d := range drains {
-			if d%10 != 0 || i > 1 && g[i-1] < g[i-2] || i > 0 && g[i-1] > 40 {
+			if d%10 != at || i > 1 && g[i-1] < g[i-2] || i > 0 && g[i-1] > 40 {
 				t.Fatalf("calls of %v: drains at windows %v (gaps %v): want them on the grid, their gaps growing up to 40", s, drains, g)
 			}
 		}
@@ -1439,8 +1453,8 @@ func TestKneeSecondWindowCorrectsAFirstBaseReadShort(t *testing.T) {
 // Where latency lags a window (calls of half a window), the window after a growth of a quarter
 // or more holds mostly calls admitted before it: its latency says nothing of the growth yet,
 // and the limit waits a window before it grows again. Here the startup's doubling, from base's
-// first measurement (after ten latencies) on, doubles every second window rather than every
-// window; calls of 50ms double it every window.
+// first measurement on, doubles every second window rather than every window; calls of 50ms
+// double it every window.
 func TestKneeLaggingLatencyWaitsAWindowAfterAGrowth(t *testing.T) {
 	for _, lat := range []time.Duration{10 * kneeBase, kneeBase} {
 		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 10, MaxLimit: 1000})
@@ -1462,6 +1476,34 @@ func TestKneeLaggingLatencyWaitsAWindowAfterAGrowth(t *testing.T) {
 				t.Errorf("calls of %v, latency at base: growth factors %.2f after base was first measured, want %v", lat, grew, want)
 				break
 			}
+		}
+	}
+}
+
+// Likewise after a cut of a quarter or more: the next window's latency, still that of calls
+// admitted before the cut, which already aimed at the tolerance, holds the limit where calls of
+// 50ms cut it again.
+func TestKneeLaggingLatencyWaitsAWindowAfterACut(t *testing.T) {
+	for _, lat := range []time.Duration{10 * kneeBase, kneeBase} {
+		r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 1000})
+		// Windows of 2000 samples (many replicas' worth of calls), so that a window's mean
+		// latency is precise at either length of call.
+		window := func(f float64) {
+			r.feed(r4c.WindowSummary{AvgLatency: scale(lat, f), MaxInFlight: r.alg.Limit(), Samples: 2000, Rejected: 500})
+		}
+		for r.alg.NoLoadLatency() == 0 && r.k < 20 {
+			window(1)
+		}
+		before := r.alg.Estimate()
+		window(1.8) // a queue: the limit is cut by more than a quarter
+		cut := r.alg.Estimate()
+		if cut > 0.75*before {
+			t.Fatalf("calls of %v: a window at 1.8 times base took the estimate from %.1f to %.1f, want a cut of a quarter or more", lat, before, cut)
+		}
+		window(1.4)
+		got := r.alg.Estimate()
+		if lags := lat > kneeBase; lags && got != cut || !lags && got >= cut {
+			t.Errorf("calls of %v: the window after the cut to %.1f, at 1.4 times base, left the estimate at %.1f; want it held where latency lags, cut again otherwise", lat, cut, got)
 		}
 	}
 }
