@@ -89,7 +89,7 @@ type kneeLimit struct {
 	short   bool          // base was first measured on the first window, which reads short
 	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
 	alignAt int64         // the grid's boundary (ns) the next window was cut short to end at (lead before it); 0: none (see plan)
-	lead    int64         // where latency lags, how long (ns) before the boundary alignAt the aligned window ends (see plan)
+	lead    int64         // where calls are long, how long (ns) before the boundary alignAt the aligned window ends (see plan)
 	settle  bool          // the window is a drain's first part, which lets the calls admitted before it end: it decides nothing (see plan)
 }
 
@@ -140,7 +140,7 @@ const (
 	kneeMaxSpacing   = 4     // drains agreeing with base space out to every this many boundaries of the grid
 	kneeSagged       = 0.925 // ... until the limit falls below this share of the one they restored
 	kneeEarly        = 20    // samples a window holds at least before its drops may end it early
-	kneeSettle       = 1.25  // latencies a drain lets the calls admitted before it end, where latency lags, before its window starts
+	kneeSettle       = 1.25  // latencies a drain lets the calls admitted before it end, where calls are long, before its window starts
 	kneeWarm         = 3     // latencies from the start a window after the first starts at least before it measures base
 	kneeSettleLag    = 4     // a window shorter than this many latencies holds a quarter or more of calls admitted before it
 )
@@ -905,7 +905,8 @@ func (k *kneeLimit) set(v float64) {
 // dependency without each other's queues: at most every kneeDrainEvery windows, and off the
 // grid only after four times that without one. A drain window starts at the grid's boundary:
 // the window before it is cut short to end there (see below); where calls are long, the limit
-// is lowered a while before, so that the calls admitted before the drain end first (see lead). There is no drain while latency
+// is lowered a while before, so that the calls admitted before the drain end first (see lead).
+// There is no drain while latency
 // stays about base (nothing to learn) or while the limit grows, unless base moved along its
 // trend or the last drain lowered it by much (see lowered). A limit that does not bind drains
 // from the calls in flight, except once the load has fallen to light load (see fell), where it
@@ -953,7 +954,8 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	// latency the drain causes (at most its depth). Where that bias is larger than the spread of
 	// the drain window's mean, the drain begins lead before the boundary, where its limit
 	// applies while those calls end (a window that decides nothing), and its window starts at
-	// the boundary. Below, the boundary is crossed where now+lead crosses it.
+	// the boundary. Below, windows are placed against the boundary as if they ended lead later
+	// (shifted).
 	lead := int64(0)
 	if win := float64(k.window); win < kneeSettleLag*cur.lat && cur.lat/win*kneeDrainDepth > k.spread(cur.rate*win/1e9) {
 		lead = min(int64(k.window), int64(kneeSettle*cur.lat))
@@ -968,17 +970,18 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// lead it was cut short for: below): the drain starts here.
 		at, crossing, lead = alignAt/period, true, alignLead
 	}
-	if b := ((now+lead)/period + 1) * period; !crossing && k.next == 0 && !k.spacedOver(b/period) && b-now-lead > int64(k.window) && b-now-lead < int64(k.window)+int64(k.window)/4 {
+	shifted := now + lead
+	if b := (shifted/period + 1) * period; !crossing && k.next == 0 && !k.spacedOver(b/period) && b-shifted > int64(k.window) && b-shifted < int64(k.window)+int64(k.window)/4 {
 		// The window after the next would begin within a quarter of a window of the
 		// boundary, too close to be cut short to it (below), and drain from there, early.
 		// Windows of any length come to that after short ones (see shortWindow): split the
 		// span to the boundary in two, so that the drain still starts on it.
-		k.next = time.Duration((b - now - lead) / 2)
+		k.next = time.Duration((b - shifted) / 2)
 	}
 	if !crossing && k.windows < 4*kneeDrainEvery*max(1, k.spacing) || k.spacedOver(at) {
 		return toLimit(k.est)
 	}
-	if b := at * period; crossing && b-now-lead >= int64(k.window)/4 && b-now-lead != int64(k.window) {
+	if b := at * period; crossing && b-shifted >= int64(k.window)/4 && b-shifted != int64(k.window) {
 		// Each replica's windows end on its own calls, so the window that crosses the
 		// boundary begins anywhere in the window before it, and the replicas' drains
 		// overlapped by two thirds on average: each drain then read the others' limits as
@@ -990,7 +993,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// configured length, from the grid's origin). A next window longer than the
 		// configured one (pooled) is cut short at the window after.
 		k.alignAt, k.lead = b, lead
-		if d := time.Duration(b - now - lead); k.next == 0 || d < k.next {
+		if d := time.Duration(b - shifted); k.next == 0 || d < k.next {
 			k.next = d
 		}
 		return toLimit(k.est)
@@ -1029,7 +1032,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 }
 
 // settleTo begins a drain (or a watch) with a window that lets the calls admitted before it end
-// where latency lags (lead > 0, see plan): up to the boundary b it crosses, or lead long off the
+// where calls are long (lead > 0, see plan): up to the boundary b it crosses, or lead long off the
 // grid. The drain's own window follows it.
 func (k *kneeLimit) settleTo(lead int64, crossing bool, b, now int64) {
 	if lead == 0 {
