@@ -548,10 +548,15 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 		k.est = k.drainOf
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its
-		// latency is the no-load latency, drift included.
+		// latency is the no-load latency, drift included. It confirms base, unless a small
+		// share drained on a window too noisy to tell a queue from none: a replica's slot or
+		// two moves a shared dependency too little for latency to follow, and a base
+		// confirmed there (by chance a little high) let the replica grow fast on windows
+		// that read about it, past its share ("a drain too noisy to read" in
+		// docs/adaptive-limit.md).
 		x := k.expected()
 		k.observe(lat, cur.drops, cur.n, true)
-		k.confirmed = true
+		k.confirmed = k.confirmed || !smallShare(k.drainOf) || k.resolves(cur.n, k.depth)
 		k.est = k.drainOf
 		k.undoCuts(cur, x)
 	case e > kneeElastic:

@@ -375,6 +375,39 @@ func TestKneeDrainAcrossTheKneeAtBaseConfirmsIt(t *testing.T) {
 	}
 }
 
+// A drain whose latency did not follow it measures base; it confirms base too, unless it ran a
+// small share (a limit below 10) on a window too noisy to tell a queue from none. A replica's
+// share drained by a slot or two moves a shared dependency too little for its latency to follow,
+// so such a drain says nothing of the queue; confirmed, the base it measured (by chance a little
+// high) let the replica grow fast on windows that read about it and take more than its share.
+func TestKneeNoisyDrainOfASmallShareDoesNotConfirmBase(t *testing.T) {
+	for _, tc := range []struct {
+		what      string
+		drainOf   float64
+		n         float64 // the drained window's samples (a spread of 0.5 a call)
+		confirmed bool
+	}{
+		{"a share of 6, 100 samples", 6, 100, false},
+		{"a share of 6, 3000 samples", 6, 3000, true},
+		{"a limit of 40, 100 samples", 40, 100, true},
+	} {
+		k := &kneeLimit{est: tc.drainOf * (1 - kneeDrainDepth), min: 1, max: 200, window: time.Second, noise: 0.5, noiseN: 8, step: 1,
+			base: 50e6, varb: kneePrior * kneePrior, started: true, calm: 1, drainOf: tc.drainOf, depth: kneeDrainDepth, spacing: 1}
+		prev := kneeWindow{lat: 55e6, n: tc.n, binding: true, limit: tc.drainOf}
+		cur := kneeWindow{lat: 54.5e6, n: tc.n, binding: true, drain: true, limit: k.est} // fell by 6% of the drain
+		k.drained(prev, cur, WindowSummary{Samples: int(tc.n), Rejected: int(tc.n), Duration: time.Second, End: time.Unix(1000*10+1, 0)}, 0.2)
+		if k.confirmed != tc.confirmed {
+			t.Errorf("%s: confirmed %v, want %v", tc.what, k.confirmed, tc.confirmed)
+		}
+		if b := k.expected(); b <= 50e6 {
+			t.Errorf("%s: base %.1fms after a drain that read 54.5ms against 50ms: not measured", tc.what, b/1e6)
+		}
+		if k.est != tc.drainOf {
+			t.Errorf("%s: limit %.2f after the drain, want %.0f restored", tc.what, k.est, tc.drainOf)
+		}
+	}
+}
+
 // sinkEnds keeps BenchmarkKneeEndsEarly's result alive.
 var sinkEnds bool
 
