@@ -23,6 +23,11 @@
 //
 //	cd benchmarks && go run ./quality/cmd/quality -set wide -seeds 2 -write ../docs
 //
+// With -set random it runs a set of classes drawn at random from a fixed seed
+// (quality.RandomClasses), and -write DIR writes DIR/quality-random.md and DIR/quality-random/:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -set random -seeds 2 -write ../docs
+//
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant. The page's tables and plots are written from variant
@@ -43,10 +48,10 @@ import (
 
 func main() {
 	scale := flag.Float64("scale", 1, "scale of the scenarios' durations")
-	set := flag.String("set", "main", "the set of scenario classes: main (quality.Classes) or wide (quality.WideClasses, written after Knee's rules were set)")
+	set := flag.String("set", "main", "the set of scenario classes: main (quality.Classes), wide (quality.WideClasses, written after Knee's rules were set) or random (quality.RandomClasses, drawn at random)")
 	only := flag.String("only", "", "comma-separated scenario classes to run (default: all)")
 	algs := flag.String("alg", "", "comma-separated algorithms to run (default: all)")
-	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs); with -set wide, DIR/quality-wide.md and DIR/quality-wide/")
+	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs); with -set wide, DIR/quality-wide.md and DIR/quality-wide/; with -set random, DIR/quality-random.md and DIR/quality-random/")
 	seeds := flag.Int("seeds", 1, "run `N` variants of every scenario and print the worst figures")
 	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second (narrow it with -only, -alg and -variant)")
 	variant := flag.Int("variant", -1, "with -trace, print only variant `K` (0 to seeds-1)")
@@ -60,8 +65,10 @@ func main() {
 		classes = quality.Classes()
 	case "wide":
 		classes = quality.WideClasses()
+	case "random":
+		classes = quality.RandomClasses()
 	default:
-		fmt.Fprintf(os.Stderr, "quality: -set %q: want main or wide\n", *set)
+		fmt.Fprintf(os.Stderr, "quality: -set %q: want main, wide or random\n", *set)
 		os.Exit(2)
 	}
 	if *only != "" {
@@ -139,6 +146,9 @@ func main() {
 		if *set == "wide" {
 			opts.Page, opts.PlotDir, opts.Title, opts.Lead, opts.NoWeak = "quality-wide.md", "quality-wide", wideTitle, wideLead, true
 		}
+		if *set == "random" {
+			opts.Page, opts.PlotDir, opts.Title, opts.Lead, opts.NoWeak = "quality-random.md", "quality-random", randomTitle, randomLead, true
+		}
 		if err := quality.WriteDocs(*write, runs, opts); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -149,7 +159,7 @@ func main() {
 // The pages' leads, and the wide set's page (-set wide -write DIR): DIR/quality-wide.md.
 const (
 	mainLead = "Knee was designed against these classes. A wider set, written after its rules were set, with other knees, service times, spreads, loads and replica counts, " +
-		"is run by the same bench on [its own page](quality-wide.md)."
+		"is run by the same bench on [its own page](quality-wide.md), and a set drawn at random on [another](quality-random.md)."
 	wideTitle = "Quality of the adaptive limits: a wider set of scenarios"
 	wideLead  = "A second set of scenario classes (`quality.WideClasses`), written after Knee's rules were set and run by the same bench: " +
 		"the same kinds of trouble as the [main set](quality.md) (capacity steps, cold starts, drift, noise, replicas, light load, slow and fast dependencies), " +
@@ -157,6 +167,12 @@ const (
 		"Knee was designed against the main set; this page shows where its rules carry over and where they do not. " +
 		"The reference at-1.2knee shows which targets are within reach of a limit that knows the knee: where it misses the goodput target, a limit held at 1.2 times the knee does not suffice. " +
 		"What each contender is, and where the main set shows it weak, is on the main page."
+	randomTitle = "Quality of the adaptive limits: scenarios drawn at random"
+	randomLead  = "A third set of scenario classes (`quality.RandomClasses`), drawn at random from a fixed seed rather than written, so that no rule could have been tuned to them: " +
+		"knees of 6 to 100, calls of 5ms to 300ms (uniform, exponential or lognormal), timeouts of three to five mean service times, one to three phases with loads of 0.25 to 6 times the capacity, " +
+		"capacities that halve or double, and up to eight replicas with shares of three slots or more. " +
+		"Many of these phases meet no contender's every target: the reference at-1.2knee shows where a limit that knows the knee falls short too. " +
+		"What each contender is, and where the main set shows it weak, is on the [main page](quality.md)."
 )
 
 // saveRows writes rows to the file name with quality.SaveRows.

@@ -1,0 +1,68 @@
+package quality
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/resilience4cata/r4c/internal/sim"
+)
+
+// The random set is drawn from a fixed seed: the same classes every run (its page is checked for
+// drift), named apart from the other sets' classes, and within the ranges its doc promises: a
+// timeout of three to five mean service times, shares of three slots or more per replica, one to
+// three phases. Every class runs.
+func TestRandomClasses(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range append(Classes(), WideClasses()...) {
+		seen[c.Name] = true
+	}
+	classes := RandomClasses()
+	if len(classes) != randomClasses {
+		t.Fatalf("%d classes, want %d", len(classes), randomClasses)
+	}
+	again := RandomClasses()
+	for i, c := range classes {
+		if seen[c.Name] {
+			t.Errorf("class %q is named twice", c.Name)
+		}
+		seen[c.Name] = true
+		if c.Doc == "" || c.Doc != again[i].Doc {
+			t.Errorf("class %q: doc %q, drawn again %q", c.Name, c.Doc, again[i].Doc)
+		}
+		for _, m := range []sim.Model{sim.PS, sim.FIFO} {
+			sc := c.Make(m, 1)
+			if !reflect.DeepEqual(sc, again[i].Make(m, 1)) {
+				t.Errorf("class %q on %v: drawn again, a different scenario", c.Name, m)
+			}
+			if n := len(sc.Phases); n < 1 || n > 3 {
+				t.Errorf("class %q: %d phases", c.Name, n)
+			}
+			replicas := max(1, sc.Replicas)
+			for _, p := range sc.Phases {
+				if to := float64(sc.Timeout) / float64(p.Service); to < 3 || to > 5 {
+					t.Errorf("class %q: a timeout of %.1f service times", c.Name, to)
+				}
+				if p.Capacity/replicas < 3 {
+					t.Errorf("class %q: a knee of %d over %d replicas", c.Name, p.Capacity, replicas)
+				}
+				if p.Duration < 60*time.Second {
+					t.Errorf("class %q: a phase of %v", c.Name, p.Duration)
+				}
+			}
+		}
+	}
+	var knee []Contender
+	for _, c := range Contenders() {
+		if c.Name == "knee" {
+			knee = append(knee, c)
+		}
+	}
+	runs, err := RunAll(classes, knee, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * len(classes); len(runs) != want {
+		t.Errorf("%d runs, want %d", len(runs), want)
+	}
+}
