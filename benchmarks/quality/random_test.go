@@ -13,21 +13,14 @@ import (
 // timeout of three to five mean service times, shares of three slots or more per replica, one to
 // three phases. Every class runs.
 func TestRandomClasses(t *testing.T) {
-	seen := map[string]bool{}
-	for _, c := range append(Classes(), WideClasses()...) {
-		seen[c.Name] = true
-	}
 	classes := RandomClasses()
 	if len(classes) != randomClasses {
 		t.Fatalf("%d classes, want %d", len(classes), randomClasses)
 	}
+	checkNamedApart(t, classes, append(Classes(), WideClasses()...)...)
 	again := RandomClasses()
 	for i, c := range classes {
-		if seen[c.Name] {
-			t.Errorf("class %q is named twice", c.Name)
-		}
-		seen[c.Name] = true
-		if c.Doc == "" || c.Doc != again[i].Doc {
+		if c.Doc != again[i].Doc {
 			t.Errorf("class %q: doc %q, drawn again %q", c.Name, c.Doc, again[i].Doc)
 		}
 		for _, m := range []sim.Model{sim.PS, sim.FIFO} {

@@ -12,20 +12,8 @@ import (
 // through each at a short scale, written to their own page with a plot per class and model, and
 // without the main set's weaknesses.
 func TestWideClasses(t *testing.T) {
-	seen := map[string]bool{}
-	for _, c := range Classes() {
-		seen[c.Name] = true
-	}
 	wide := WideClasses()
-	for _, c := range wide {
-		if seen[c.Name] {
-			t.Errorf("class %q is named twice", c.Name)
-		}
-		seen[c.Name] = true
-		if c.Doc == "" {
-			t.Errorf("class %q has no Doc", c.Name)
-		}
-	}
+	checkNamedApart(t, wide, Classes()...)
 	var contenders []Contender
 	for _, c := range Contenders() {
 		if c.Name == "knee" || c.Name == "at-1.2knee" {
@@ -62,5 +50,25 @@ func TestWideClasses(t *testing.T) {
 	}
 	if want := 2 * len(wide); len(files) != want {
 		t.Errorf("%d plots, want %d", len(files), want)
+	}
+}
+
+// checkNamedApart checks that every class of set says what it is and is named apart from the
+// others' classes and from each other (the -against files and the pages key their rows by
+// class).
+func checkNamedApart(t *testing.T, set []Class, others ...Class) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range others {
+		seen[c.Name] = true
+	}
+	for _, c := range set {
+		if seen[c.Name] {
+			t.Errorf("class %q is named twice", c.Name)
+		}
+		seen[c.Name] = true
+		if c.Doc == "" {
+			t.Errorf("class %q has no Doc", c.Name)
+		}
 	}
 }
