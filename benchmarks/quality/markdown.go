@@ -169,7 +169,9 @@ With ` + "`-trace`" + ` it also prints each run's limits over time, a line per s
 with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one; and with
 ` + "`-save FILE`" + `, then ` + "`-against FILE`" + ` in a build with a change, each phase's means over the
 variants and its runs meeting the targets before and after the change, side by side, with
-the targets the runs after it miss, counted by target.
+the targets the runs after it miss, counted by target. The anchors' runs take most of the
+time; ` + "`-anchors FILE`" + ` holds the contenders run (` + "`-alg knee`" + ` alone) to the latency of the
+anchors' rows saved in FILE, as if those had run beside them.
 `)
 	}
 	b.WriteString(`

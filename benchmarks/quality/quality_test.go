@@ -607,3 +607,52 @@ func TestRowsMeasureLatencyAgainstTheBestAnchor(t *testing.T) {
 		}
 	}
 }
+
+// TestAnchoredFromSavedRows checks -anchors: a contender run alone, held to the anchors' rows
+// saved from another run of the same scenarios, gets the latency bar and the verdicts that it
+// gets when the anchors run beside it.
+func TestAnchoredFromSavedRows(t *testing.T) {
+	phase := func(goodput float64, lat time.Duration) sim.PhaseResult {
+		return sim.PhaseResult{Overloaded: true, Goodput: goodput, MeanService: 100, MeanLatency: lat}
+	}
+	run := func(name string, anchor bool, seed uint64, phases ...sim.PhaseResult) Run {
+		return Run{Class: "c", Model: sim.PS, Seed: seed, Contender: Contender{Name: name, Anchor: anchor},
+			Result: &sim.Result{Scenario: &sim.Scenario{Replicas: 1}, Phases: phases}}
+	}
+	ours := []Run{
+		run("ours", false, 0, phase(0.99, 120), phase(0.99, 100)),
+		run("ours", false, 1, phase(0.99, 100), phase(0.99, 100)),
+	}
+	anchors := []Run{
+		run("a", true, 0, phase(0.98, 110), phase(0.99, 101)),
+		run("a", true, 1, phase(0.99, 90), phase(0.5, 50)),
+	}
+	joint := Rows(append(append([]Run{}, ours...), anchors...))
+	var saved bytes.Buffer
+	if err := SaveRows(&saved, Rows(anchors)); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadRows(&saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := Rows(ours)
+	for _, r := range alone {
+		if r.LatencyOver != 0 {
+			t.Fatalf("variant %d phase %d: a bar with no anchor run: %v", r.Variant, r.Phase, r.LatencyOver)
+		}
+	}
+	got := Anchored(alone, loaded)
+	met := 0
+	for i, r := range got {
+		w := joint[i]
+		if r.LatencyOver != w.LatencyOver || r.Met != w.Met {
+			t.Errorf("variant %d phase %d: LatencyOver %v, Met %d; beside the anchors %v, %d", r.Variant, r.Phase, r.LatencyOver, r.Met, w.LatencyOver, w.Met)
+		}
+		met += r.Met
+	}
+	// Variant 0 phase 1 (9% over 110) and variant 1 phase 1 (11% over 90) miss; the others meet.
+	if met != 2 {
+		t.Errorf("%d runs of a phase meet the targets, want 2", met)
+	}
+}

@@ -12,6 +12,8 @@ import (
 // Row is one phase of one run, in the figures the bench reports.
 type Row struct {
 	Class, Model, Contender string
+	Anchor                  bool   // the contender is an anchor (Contender.Anchor)
+	Variant                 uint64 // the scenario's variant (Run.Seed)
 	Phase                   int
 	Knee                    int
 	Overloaded              bool
@@ -35,45 +37,19 @@ type Row struct {
 	LatencyOver float64
 }
 
-// Rows returns one row per phase of every run.
+// Rows returns one row per phase of every run, each held to the latency of the anchors' runs
+// among them (see LatencyOver and Anchored).
 func Rows(runs []Run) []Row {
-	type key struct {
-		class string
-		model sim.Model
-		seed  uint64
-		phase int
-	}
-	best := map[key]float64{} // the anchors' lowest mean latency over the service time
-	for _, r := range runs {
-		if !r.Contender.Anchor {
-			continue
-		}
-		for i, p := range r.Result.Phases {
-			target := TargetGoodputLight
-			if p.Overloaded {
-				target = TargetGoodput
-			}
-			if p.MeanService == 0 || p.Goodput < target {
-				continue
-			}
-			k := key{r.Class, r.Model, r.Seed, i}
-			if lat := float64(p.MeanLatency) / float64(p.MeanService); best[k] == 0 || lat < best[k] {
-				best[k] = lat
-			}
-		}
-	}
 	var rows []Row
 	for _, r := range runs {
 		for i, p := range r.Result.Phases {
-			row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Phase: i + 1,
-				Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled, Held: p.Held, Goodput: p.Goodput,
-				SettleTime: p.SettleTime, Jain: p.Jain, Replicas: r.Result.Scenario.Replicas, Seeds: 1}
+			row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Anchor: r.Contender.Anchor,
+				Variant: r.Seed, Phase: i + 1, Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled,
+				Held: p.Held, Goodput: p.Goodput, SettleTime: p.SettleTime, Jain: p.Jain,
+				Replicas: r.Result.Scenario.Replicas, Seeds: 1}
 			if p.MeanService > 0 {
 				row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
 				row.P99Lat = float64(p.P99Latency) / float64(p.MeanService)
-				if b := best[key{r.Class, r.Model, r.Seed, i}]; b > 0 {
-					row.LatencyOver = row.MeanLat / b
-				}
 			}
 			if p.Admitted > 0 {
 				row.DropShare = float64(p.TimedOut) / float64(p.Admitted)
@@ -81,10 +57,47 @@ func Rows(runs []Run) []Row {
 			if p.Offered > 0 {
 				row.Rejected = float64(p.Rejected) / float64(p.Offered)
 			}
-			if row.MeetsTargets() {
-				row.Met = 1
-			}
 			rows = append(rows, row)
+		}
+	}
+	return Anchored(rows, rows)
+}
+
+// Anchored sets each row's LatencyOver, and then its Met, from the anchors' rows among
+// anchors: their lowest mean latency in the same run of the phase (class, model, variant and
+// phase) among those that reach the goodput target. The anchors' rows may come from another
+// run of the same scenarios and variants, saved by SaveRows: a run of one contender alone is
+// then held to the latency target as if the anchors had run beside it, whose runs are the
+// longest. It changes rows in place and returns them.
+func Anchored(rows, anchors []Row) []Row {
+	type key struct {
+		class, model string
+		variant      uint64
+		phase        int
+	}
+	best := map[key]float64{} // the anchors' lowest mean latency over the service time
+	for _, a := range anchors {
+		target := TargetGoodputLight
+		if a.Overloaded {
+			target = TargetGoodput
+		}
+		if !a.Anchor || a.MeanLat == 0 || a.Goodput < target {
+			continue
+		}
+		k := key{a.Class, a.Model, a.Variant, a.Phase}
+		if b := best[k]; b == 0 || a.MeanLat < b {
+			best[k] = a.MeanLat
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		r.LatencyOver = 0
+		if b := best[key{r.Class, r.Model, r.Variant, r.Phase}]; b > 0 && r.MeanLat > 0 {
+			r.LatencyOver = r.MeanLat / b
+		}
+		r.Met = 0
+		if r.MeetsTargets() {
+			r.Met = 1
 		}
 	}
 	return rows

@@ -14,6 +14,13 @@
 //	(change the code)
 //	cd benchmarks && go run ./quality/cmd/quality -alg knee -seeds 16 -against /tmp/before.json
 //
+// The anchors' runs are most of the time of a run. To hold -alg knee alone to the latency
+// target, save every contender's rows once and give them to later builds with -anchors:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -alg knee,aimd,vegas,gradient2-netflix,envoy -seeds 16 -save /tmp/all.json
+//	(change the code)
+//	cd benchmarks && go run ./quality/cmd/quality -alg knee -seeds 16 -anchors /tmp/all.json -against /tmp/all.json
+//
 // Compare prints the means over the variants and the runs that meet the targets beside the
 // lowest goodput (a worst figure moves by points when a change reshuffles which variant is
 // unlucky), and counts the runs after the change that miss each target (latency, goodput,
@@ -58,7 +65,12 @@ func main() {
 	each := flag.Bool("each", false, "also print every variant's rows, not only the worst (narrow it with -variant)")
 	save := flag.String("save", "", "save every variant's rows in `FILE` (JSON), for -against")
 	against := flag.String("against", "", "compare this run's rows with those saved in `FILE` by -save (another build of the code): means over the variants, lowest goodput, runs meeting the targets")
+	anchors := flag.String("anchors", "", "hold the contenders run to the latency target of the anchors' rows saved in `FILE` by -save (the same -set, -only and -seeds), so that -alg knee alone runs in a fraction of the time; not with -write")
 	flag.Parse()
+	if *anchors != "" && *write != "" {
+		fmt.Fprintln(os.Stderr, "quality: -anchors is for comparing builds; a page is written from the anchors' own runs (drop -anchors or -write)")
+		os.Exit(2)
+	}
 	var classes []quality.Class
 	switch *set {
 	case "main":
@@ -98,32 +110,35 @@ func main() {
 			}
 		}
 	}
+	rows := quality.Rows(runs)
+	if *anchors != "" {
+		saved, err := loadRows(*anchors)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		rows = quality.Anchored(rows, saved)
+	}
 	if *save != "" {
-		if err := saveRows(*save, quality.Rows(runs)); err != nil {
+		if err := saveRows(*save, rows); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
 	if *against != "" {
-		f, err := os.Open(*against)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		before, err := quality.LoadRows(f)
-		f.Close()
+		before, err := loadRows(*against)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		fmt.Printf("Against %s, over every variant:\n", *against)
-		quality.Compare(os.Stdout, before, quality.Rows(runs))
+		quality.Compare(os.Stdout, before, rows)
 		fmt.Println()
 	}
 	var worst []quality.Row
 	if *seeds > 1 {
 		fmt.Printf("The worst of %d variants of every scenario:\n", *seeds)
-		worst = quality.Worst(quality.Rows(runs))
+		worst = quality.Worst(rows)
 		quality.WriteText(os.Stdout, worst)
 		fmt.Println()
 		for _, c := range contenders {
@@ -138,7 +153,7 @@ func main() {
 		}
 		runs = first
 	} else {
-		quality.WriteText(os.Stdout, quality.Rows(runs))
+		quality.WriteText(os.Stdout, rows)
 	}
 	if *write != "" {
 		opts := quality.MarkdownOptions{Command: command(), PlotDir: "quality", Classes: classes, Worst: worst}
@@ -174,6 +189,16 @@ const (
 		"Many of these phases meet no contender's every target: the reference at-1.2knee shows where a limit that knows the knee falls short too. " +
 		"What each contender is, and where the main set shows it weak, is on the [main page](quality.md)."
 )
+
+// loadRows reads the rows saved in the file name by saveRows.
+func loadRows(name string) ([]quality.Row, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return quality.LoadRows(f)
+}
 
 // saveRows writes rows to the file name with quality.SaveRows.
 func saveRows(name string, rows []quality.Row) error {
