@@ -1019,13 +1019,14 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	}
 	k.drainOf = k.est
 	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
-	if from, to := toLimit(k.drainOf), toLimit(k.est); cur.binding && k.confirmed && !smallShare(k.drainOf) && to < from {
+	if from, to := toLimit(k.drainOf), toLimit(k.est); cur.binding && k.confirmed && to < from {
 		// The limit is a whole number of calls: a drain of 15% runs at 10 after 11 (9%) from
 		// an estimate of 11.9, at 9 (18%) from 11.2. Its elasticity is read against the
 		// limits it ran at (see drained); read against 15%, a drain across a knee of 10
-		// looked like a queue, and the limit stayed below the knee. Only once base is
-		// confirmed, and not for a small share (see smallShare): in a cold start's drains,
-		// and in the replicas', the same reading cost replicas their fair shares.
+		// looked like a queue, and the limit stayed below the knee. A small share's drains
+		// most of all: from 9 to 7 across a knee of 8 read as a queue, and under heavy overload
+		// the limit spent a few windows below the knee after every drain. Only once base is
+		// confirmed: in a cold start's drains, the same reading cost replicas their fair shares.
 		k.depth = 1 - float64(to)/float64(from)
 	}
 	k.windows = 0

@@ -229,24 +229,26 @@ func TestKneeEndsEarlyOnlyOnDropsAfterAGrowth(t *testing.T) {
 // A drain is read against the whole calls it ran at once base is confirmed: from an estimate of
 // 11.2 a drain of 15% runs at 9 after 11, 18%. Latency that fell by 8% (a knee of 10, one call
 // of queue) then reads as a drain across the knee, which restores the limit; read against 15%
-// it was a queue, and the limit stayed below the knee. Not while base is unconfirmed, nor for a
-// small share (see smallShare).
+// it was a queue, and the limit stayed below the knee. So for a small share: from 9.05, at 7
+// after 9 (22%) across a knee of 8, latency falls by its one call of queue, 11%, which read
+// against 15% was a queue too. Not while base is unconfirmed.
 func TestKneeDrainIsReadAgainstTheLimitsItRanAt(t *testing.T) {
 	for _, tc := range []struct {
 		what      string
 		est       float64
 		confirmed bool
+		before    float64 // the latency before the drain; 50ms after it
 		depth     float64
 		restored  bool
 	}{
-		{"confirmed", 11.2, true, 2.0 / 11, true},
-		{"unconfirmed", 11.2, false, kneeDrainDepth, false},
-		{"a small share", 9.6, true, kneeDrainDepth, false},
+		{"confirmed", 11.2, true, 54.5e6, 2.0 / 11, true},
+		{"unconfirmed", 11.2, false, 54.5e6, kneeDrainDepth, false},
+		{"a small share", 9.05, true, 50e6 * 9 / 8, 2.0 / 9, true},
 	} {
 		end := time.Unix(1000*10+9, 0) // a second before the grid's boundary: the next window drains
 		k := &kneeLimit{est: tc.est, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1, moved: 1,
 			base: 50e6, since: 9, confirmed: tc.confirmed, started: true, calm: 1.09}
-		k.prev = kneeWindow{lat: 54.5e6, n: 220, binding: true, limit: tc.est}
+		k.prev = kneeWindow{lat: tc.before, n: 220, binding: true, limit: tc.est}
 		k.plan(WindowSummary{Duration: time.Second, End: end})
 		if k.drainOf != tc.est || math.Abs(k.depth-tc.depth) > 1e-12 {
 			t.Errorf("%s: drain from %v of depth %.4f, want from %v of depth %.4f", tc.what, k.drainOf, k.depth, tc.est, tc.depth)
