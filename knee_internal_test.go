@@ -461,3 +461,38 @@ func TestKneeSmallLimitLearnsItsSpreadFromWindowsAProbeApart(t *testing.T) {
 		t.Errorf("spread of a window's mean %.4f, want the one from noise", sd)
 	}
 }
+
+// A limit reached before the first window held enough latencies to measure base (calls of 120ms
+// in a window of 1s: ten latencies and a quarter make 1.5s) ends the next window as soon as the
+// windows hold them, not a whole window later: the calls over the initial limit are rejected
+// until base is measured and the startup's doubling begins. A limit not reached has nothing to
+// hurry: its next window is whole.
+func TestKneeFirstBaseIsNotAWholeWindowLate(t *testing.T) {
+	for _, tc := range []struct {
+		what     string
+		rejected int
+		inFlight int
+		want     time.Duration
+	}{
+		{"reached", 40, 20, 500 * time.Millisecond},
+		{"not reached", 0, 12, 0},
+	} {
+		k := newKnee(AdaptiveLimitConfig{InitialLimit: 20, MinLimit: 1, MaxLimit: 200, Window: time.Second}).(*kneeLimit)
+		k.Update(WindowSummary{AvgLatency: 120 * time.Millisecond, Samples: 160, Rejected: tc.rejected, MaxInFlight: tc.inFlight,
+			Duration: time.Second, End: time.Unix(1000, 0)})
+		if k.base != 0 {
+			t.Fatalf("%s: base measured on %v of 120ms calls", tc.what, time.Second)
+		}
+		if got := k.nextWindow(); got != tc.want {
+			t.Errorf("%s: next window %v, want %v", tc.what, got, tc.want)
+		}
+		if tc.want == 0 {
+			continue
+		}
+		k.Update(WindowSummary{AvgLatency: 120 * time.Millisecond, Samples: 80, Rejected: 20, MaxInFlight: 20,
+			Duration: tc.want, End: time.Unix(1000, 0).Add(tc.want)})
+		if k.base == 0 || k.Limit() <= 20 {
+			t.Errorf("%s: after the short window, base %v and limit %d: want base measured and the limit grown", tc.what, k.base, k.Limit())
+		}
+	}
+}
