@@ -922,9 +922,9 @@ func (k *kneeLimit) set(v float64) {
 // the window before it is cut short to end there (see below); where calls are long, the limit
 // is lowered a while before, so that the calls admitted before the drain end first (see lead).
 // There is no drain while latency stays about base (nothing to learn) or while the limit grows,
-// unless base moved along its trend or the last drain lowered it by much (see lowered). A limit that does not bind drains
-// from the calls in flight, except once the load has fallen to light load (see fell), where it
-// watches.
+// unless base moved along its trend or the last drain lowered it by much (see lowered). A limit
+// that does not bind drains from the calls in flight, except once the load has fallen to light
+// load (see fell), where it watches.
 // While drains agree with base they are spaced out to every second, then every fourth boundary
 // of the grid (see drained), the same boundaries for every replica; the drains come back to every
 // boundary as soon as anything says base may have moved: a suspect base, one moved along its
