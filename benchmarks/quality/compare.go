@@ -25,6 +25,7 @@ func LoadRows(r io.Reader) ([]Row, error) {
 // phaseStats sums the runs of one phase of one contender over the variants.
 type phaseStats struct {
 	runs, met              int
+	reachable, reachMet    int            // runs best-fixed meets, and of those the runs met
 	goodput, settled, jain float64        // sums
 	lowest                 float64        // the lowest goodput
 	missed                 map[string]int // runs that miss each target (see Row.Missed)
@@ -36,6 +37,8 @@ func (s *phaseStats) add(r Row) {
 	}
 	s.runs++
 	s.met += r.Met
+	s.reachable += r.Reachable
+	s.reachMet += r.ReachMet
 	s.goodput += r.Goodput
 	s.settled += r.Settled
 	s.jain += r.Jain
@@ -88,14 +91,15 @@ func statsOf(rows []Row) (map[phaseKey]*phaseStats, []phaseKey) {
 // side by side: the mean goodput over the variants and the lowest, the mean sum of the limits
 // over the knee, the mean Jain index, and the runs that meet the targets; then each contender's
 // runs meeting the targets in all. A line whose figures moved is marked "*"; a line ends with
-// the runs after that miss each target (see Row.Missed), where any do. The worst figure of
+// the runs after that miss each target (see Row.Missed), where any do, and how many runs the
+// reference BestFixed meets there (see Row.Reachable), where its rows were given. The worst figure of
 // a phase moves by points when a change reshuffles which variant is unlucky; the means and the
 // counts say whether the change helps.
 func Compare(w io.Writer, before, after []Row) {
 	b, _ := statsOf(before)
 	a, order := statsOf(after)
 	fmt.Fprintf(w, "%-24s %-10s %15s %13s %11s %11s %9s\n", "phase", "algorithm", "goodput mean", "lowest", "limit/knee", "jain", "meeting")
-	type total struct{ before, after, runsBefore, runsAfter int }
+	type total struct{ before, after, runsBefore, runsAfter, reachBefore, reachAfter, reachable int }
 	totals := map[string]*total{}
 	var names []string
 	for _, k := range order {
@@ -113,6 +117,9 @@ func Compare(w io.Writer, before, after []Row) {
 		t.after += y.met
 		t.runsBefore += x.runs
 		t.runsAfter += y.runs
+		t.reachBefore += x.reachMet
+		t.reachAfter += y.reachMet
+		t.reachable += y.reachable
 		line := fmt.Sprintf("%-24s %-10s %7.2f→%-7.2f %6.1f→%-6.1f %5.2f→%-5.2f %5.2f→%-5.2f %4d→%-4d",
 			strings.Join([]string{k.class, k.model, fmt.Sprint(k.phase)}, " "), k.contender,
 			100*x.mean(x.goodput), 100*y.mean(y.goodput), 100*x.lowest, 100*y.lowest,
@@ -124,12 +131,19 @@ func Compare(w io.Writer, before, after []Row) {
 		}
 		if m := y.misses(); m != "" {
 			line += "  missed: " + m
+			if y.reachable > 0 && k.contender != BestFixed {
+				line += fmt.Sprintf(" (%s meets %d)", BestFixed, y.reachable)
+			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	for _, name := range names {
 		t := totals[name]
-		fmt.Fprintf(w, "%-18s meets the targets in %d of %d runs of a phase before, %d of %d after\n", name, t.before, t.runsBefore, t.after, t.runsAfter)
+		fmt.Fprintf(w, "%-18s meets the targets in %d of %d runs of a phase before, %d of %d after", name, t.before, t.runsBefore, t.after, t.runsAfter)
+		if t.reachable > 0 && name != BestFixed {
+			fmt.Fprintf(w, "; of the %d %s meets, %d before, %d after", t.reachable, BestFixed, t.reachBefore, t.reachAfter)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -70,6 +70,20 @@ func TestCompare(t *testing.T) {
 		"*  missed: latency 1, goodput 1, limit 2\n",
 		"*  missed: goodput 1\n",
 		"knee               meets the targets in 3 of 4 runs of a phase before, 1 of 4 after\n")
+
+	// Where the rows say which runs best-fixed meets, the lines say how many, and the totals
+	// count the runs met among them.
+	for _, rs := range [][]Row{before, after} {
+		for i := range rs {
+			if rs[i].Phase == 1 {
+				rs[i].Reachable, rs[i].ReachMet = 1, rs[i].Met
+			}
+		}
+	}
+	compared(after,
+		"*  missed: latency 1, goodput 1, limit 2 (best-fixed meets 2)\n",
+		"*  missed: goodput 1\n",
+		"knee               meets the targets in 3 of 4 runs of a phase before, 1 of 4 after; of the 2 best-fixed meets, 1 before, 0 after\n")
 }
 
 // Missed names each target a phase misses, and none when it meets them all.

@@ -26,7 +26,9 @@ func RunAll(classes []Class, contenders []Contender, scale float64) ([]Run, erro
 	return RunSeeds(classes, contenders, scale, 1)
 }
 
-// RunSeeds is RunAll over seeds variants of every scenario (Run.Seed 0 to seeds-1).
+// RunSeeds is RunAll over seeds variants of every scenario (Run.Seed 0 to seeds-1). A
+// contender with Fixed (BestFixed) runs once per distinct fixed limit, and its run is made of
+// theirs, phase by phase, once the anchors' runs among runs have set the latency target.
 func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int) ([]Run, error) {
 	var runs []Run
 	for _, cl := range classes {
@@ -42,31 +44,75 @@ func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int)
 	for _, cl := range classes {
 		byName[cl.Name] = cl
 	}
-	errs := make([]error, len(runs))
+	scenario := func(r Run) sim.Scenario {
+		sc := byName[r.Class].Make(r.Model, scale)
+		sc.Seed += 100 * r.Seed
+		return sc
+	}
+	// A job is a run, or one fixed limit of a run of BestFixed, whose result goes to
+	// fixed[run][candidate].
+	type job struct {
+		run, candidate int
+		limit          fixedLimit
+	}
+	var jobs []job
+	fixed := make([][]*sim.Result, len(runs))
+	for i, r := range runs {
+		if r.Contender.Fixed == nil {
+			jobs = append(jobs, job{run: i, candidate: -1})
+			continue
+		}
+		limits := fixedCandidates(scenario(r), r.Contender.Fixed)
+		fixed[i] = make([]*sim.Result, len(limits))
+		for c, l := range limits {
+			jobs = append(jobs, job{run: i, candidate: c, limit: l})
+		}
+	}
+	errs := make([]error, len(jobs))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for i := range work {
-				r := &runs[i]
-				sc := byName[r.Class].Make(r.Model, scale)
-				sc.Seed += 100 * r.Seed
-				res, err := sim.Run(sc, r.Contender.New(sc))
-				if err != nil {
-					errs[i] = fmt.Errorf("%s/%s/%s: %w", r.Class, r.Model, r.Contender.Name, err)
+			for j := range work {
+				jb := jobs[j]
+				r := &runs[jb.run]
+				sc := scenario(*r)
+				newLimiter := sim.KneeLimitWithin(sc, jb.limit.factor, jb.limit.most)
+				if jb.candidate < 0 {
+					newLimiter = r.Contender.New(sc)
 				}
-				r.Result = res
+				res, err := sim.Run(sc, newLimiter)
+				if err != nil {
+					errs[j] = fmt.Errorf("%s/%s/%s: %w", r.Class, r.Model, r.Contender.Name, err)
+				}
+				if jb.candidate < 0 {
+					r.Result = res
+				} else {
+					fixed[jb.run][jb.candidate] = res
+				}
 			}
 		})
 	}
-	for i := range runs {
-		work <- i
+	for j := range jobs {
+		work <- j
 	}
 	close(work)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	var anchors []Run
+	for _, r := range runs {
+		if r.Contender.Anchor {
+			anchors = append(anchors, r)
+		}
+	}
+	anchorRows := Rows(anchors)
+	for i := range runs {
+		if fixed[i] != nil {
+			runs[i].Result = pickFixed(runs[i], fixedCandidates(scenario(runs[i]), runs[i].Contender.Fixed), fixed[i], anchorRows)
 		}
 	}
 	return runs, nil

@@ -24,7 +24,11 @@ type Contender struct {
 	// Reference reports no algorithm but a limit that knows the knee in advance (sim.KneeLimit):
 	// what the targets ask of a limit, shown beside the contenders.
 	Reference bool
-	New       func(sc sim.Scenario) sim.NewLimiter
+	// Fixed, when set, makes a reference that runs a limit fixed at each of these multiples of
+	// the knee (sim.KneeLimitWithin) and keeps, phase by phase, the best (BestFixed); New is
+	// then unused.
+	Fixed []float64
+	New   func(sc sim.Scenario) sim.NewLimiter
 	// Doc says what the contender is; Weak where the bench shows it weak (docs/quality.md).
 	Doc, Weak string
 }
@@ -99,6 +103,7 @@ func Contenders() []Contender {
 			"Calls arrive at random: a slot freed at the knee waits for the next arrival while its worker idles (a call rejected at a full limit does not wait for one). Under overload this alone costs 1% to 9% of the best goodput, the more the fewer the slots (91% with a knee of 8) and the noisier the service (95%); 90% with a slow dependency, and 79% with ten replicas, each filling its share of the slots from its own arrivals."),
 		atKnee("at-1.2knee", 1.2,
 			"A queue of a fifth of the knee keeps the workers busy between arrivals: 97% to 100% of the best goodput under overload, with latency 1.15 to 1.2 times the service time; not with a slow, noisy dependency (96% to 97%), nor with ten replicas (94%: each replica's share, 5 slots, still idles between its own arrivals). The targets ask about this much queue of an algorithm, which must also find the knee, but not under heavy overload: there a freed slot refills at once, anchors reach the goodput with less queue, and this reference's latency misses that target (steps 1, drift 3, closed)."),
+		bestFixed(),
 	}
 }
 

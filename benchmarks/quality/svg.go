@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// palette colours the contenders in plots, in the order of Contenders.
-var palette = []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"}
+// palette colours the contenders in plots, in the order of Contenders: a colour each for the
+// ten of a full run. References are drawn dashed too.
+var palette = []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22", "#e377c2"}
 
 // WriteSVG plots the sum of the limits of each run against the knee over time. The runs are
 // those of one scenario on one model; the y axis stops at yMax times the highest knee, and a
@@ -64,11 +65,14 @@ func WriteSVG(w io.Writer, title string, runs []Run, yMax float64) {
 	}
 	legend(0, "capacity (knee)", "black", "6 3") // not "knee": a contender has that name
 	for i, r := range runs {
-		colour := palette[i%len(palette)]
+		colour, dash := palette[i%len(palette)], "none"
+		if r.Contender.Reference {
+			dash = "5 3"
+		}
 		ts := r.Result.Ticks
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" stroke-opacity="0.9" points="%s"/>`+"\n",
-			colour, points(ts, x, y, func(i int) float64 { return float64(ts[i].Sum) }))
-		legend(i+1, r.Contender.Name, colour, "none")
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" stroke-opacity="0.9" stroke-dasharray="%s" points="%s"/>`+"\n",
+			colour, dash, points(ts, x, y, func(i int) float64 { return float64(ts[i].Sum) }))
+		legend(i+1, r.Contender.Name, colour, dash)
 	}
 	fmt.Fprintf(&b, `<text x="12" y="%.1f" transform="rotate(-90 12 %.1f)" text-anchor="middle">limit (sum over replicas)</text>`+"\n",
 		float64(top)+ph/2, float64(top)+ph/2)

@@ -35,6 +35,11 @@ type Row struct {
 	// the phase (the same scenario, variant and model). 0 when none reaches it: no anchor sets
 	// a latency to beat there.
 	LatencyOver float64
+	// Reachable counts the runs behind the row in which BestFixed meets the targets (its row of
+	// the same run of the phase, among the rows or the anchors' rows given to Anchored), and
+	// ReachMet those of them in which this row meets them too: 0 or 1 each in a row of Rows,
+	// summed by Worst.
+	Reachable, ReachMet int
 }
 
 // Rows returns one row per phase of every run, each held to the latency of the anchors' runs
@@ -42,25 +47,32 @@ type Row struct {
 func Rows(runs []Run) []Row {
 	var rows []Row
 	for _, r := range runs {
-		for i, p := range r.Result.Phases {
-			row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Anchor: r.Contender.Anchor,
-				Variant: r.Seed, Phase: i + 1, Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled,
-				Held: p.Held, Goodput: p.Goodput, SettleTime: p.SettleTime, Jain: p.Jain,
-				Replicas: r.Result.Scenario.Replicas, Seeds: 1}
-			if p.MeanService > 0 {
-				row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
-				row.P99Lat = float64(p.P99Latency) / float64(p.MeanService)
-			}
-			if p.Admitted > 0 {
-				row.DropShare = float64(p.TimedOut) / float64(p.Admitted)
-			}
-			if p.Offered > 0 {
-				row.Rejected = float64(p.Rejected) / float64(p.Offered)
-			}
-			rows = append(rows, row)
-		}
+		rows = append(rows, rowsOf(r)...)
 	}
 	return Anchored(rows, rows)
+}
+
+// rowsOf returns one row per phase of a run, not yet held to the anchors' latency.
+func rowsOf(r Run) []Row {
+	var rows []Row
+	for i, p := range r.Result.Phases {
+		row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Anchor: r.Contender.Anchor,
+			Variant: r.Seed, Phase: i + 1, Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled,
+			Held: p.Held, Goodput: p.Goodput, SettleTime: p.SettleTime, Jain: p.Jain,
+			Replicas: r.Result.Scenario.Replicas, Seeds: 1}
+		if p.MeanService > 0 {
+			row.MeanLat = float64(p.MeanLatency) / float64(p.MeanService)
+			row.P99Lat = float64(p.P99Latency) / float64(p.MeanService)
+		}
+		if p.Admitted > 0 {
+			row.DropShare = float64(p.TimedOut) / float64(p.Admitted)
+		}
+		if p.Offered > 0 {
+			row.Rejected = float64(p.Rejected) / float64(p.Offered)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // Anchored sets each row's LatencyOver, and then its Met, from the anchors' rows among
@@ -68,7 +80,8 @@ func Rows(runs []Run) []Row {
 // phase) among those that reach the goodput target. The anchors' rows may come from another
 // run of the same scenarios and variants, saved by SaveRows: a run of one contender alone is
 // then held to the latency target as if the anchors had run beside it, whose runs are the
-// longest. It changes rows in place and returns them.
+// longest. It then sets each row's Reachable and ReachMet from the rows of BestFixed among
+// both. It changes rows in place and returns them.
 func Anchored(rows, anchors []Row) []Row {
 	type key struct {
 		class, model string
@@ -100,6 +113,21 @@ func Anchored(rows, anchors []Row) []Row {
 			r.Met = 1
 		}
 	}
+	reach := map[key]bool{} // BestFixed meets the targets in that run of the phase
+	for _, set := range [][]Row{anchors, rows} {
+		for _, r := range set {
+			if r.Contender == BestFixed {
+				reach[key{r.Class, r.Model, r.Variant, r.Phase}] = r.Met > 0
+			}
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		r.Reachable, r.ReachMet = 0, 0
+		if reach[key{r.Class, r.Model, r.Variant, r.Phase}] {
+			r.Reachable, r.ReachMet = 1, r.Met
+		}
+	}
 	return rows
 }
 
@@ -126,6 +154,8 @@ func Worst(rows []Row) []Row {
 		w := &out[i]
 		w.Seeds += r.Seeds
 		w.Met += r.Met
+		w.Reachable += r.Reachable
+		w.ReachMet += r.ReachMet
 		w.Goodput = min(w.Goodput, r.Goodput)
 		w.Jain = min(w.Jain, r.Jain)
 		w.Settled = max(w.Settled, r.Settled)
@@ -214,6 +244,18 @@ func Tally(worst []Row, contender string) (met, phases, runsMet, runs int) {
 		runs += r.Seeds
 	}
 	return met, phases, runsMet, runs
+}
+
+// Reach counts, over the rows of Worst, the runs of a phase in which BestFixed meets the targets
+// (reachable) and those of them in which the contender meets them too (met).
+func Reach(worst []Row, contender string) (met, reachable int) {
+	for _, r := range worst {
+		if r.Contender == contender {
+			met += r.ReachMet
+			reachable += r.Reachable
+		}
+	}
+	return met, reachable
 }
 
 func settle(d time.Duration) string {

@@ -64,24 +64,40 @@ type fixedLimit struct {
 // capacity of the phase under way, shared evenly by the replicas (at least one slot each). It
 // is no algorithm, but a reference: what the best fixed limit at that multiple of the knee
 // would give, phase by phase.
-func KneeLimit(sc Scenario, factor float64) NewLimiter {
+func KneeLimit(sc Scenario, factor float64) NewLimiter { return KneeLimitWithin(sc, factor, 0) }
+
+// KneeLimitWithin is KneeLimit whose replicas' limits add up to at most most times the
+// capacity (0: no bound): a share rounded up past it is rounded down instead, but never below
+// one slot. Twenty replicas of a knee of 60 at 1.5 times it hold 4 slots each (80), not 5 (100).
+func KneeLimitWithin(sc Scenario, factor, most float64) NewLimiter {
 	return func(clock r4c.Clock, _ int) (Limiter, error) {
-		replicas := max(1, sc.Replicas)
 		f := &fixedLimit{}
-		f.follow = func() int {
-			now, at := time.Duration(clock.Nanotime()), time.Duration(0)
-			c := sc.Phases[len(sc.Phases)-1].Capacity
-			for _, ph := range sc.Phases {
-				if at += ph.Duration; now < at {
-					c = ph.Capacity
-					break
-				}
-			}
-			return max(1, int(math.Round(factor*float64(c)/float64(replicas))))
-		}
+		f.follow = func() int { return KneeShare(sc, sc.CapacityAt(time.Duration(clock.Nanotime())), factor, most) }
 		f.n = f.follow()
 		return f, nil
 	}
+}
+
+// KneeShare is each replica's limit under KneeLimitWithin for a phase of the given capacity.
+func KneeShare(sc Scenario, capacity int, factor, most float64) int {
+	replicas := float64(max(1, sc.Replicas))
+	n := math.Round(factor * float64(capacity) / replicas)
+	if most > 0 {
+		n = min(n, math.Floor(most*float64(capacity)/replicas))
+	}
+	return max(1, int(n))
+}
+
+// CapacityAt returns the capacity of the phase under way at, from the scenario's start (the
+// last phase's after its end).
+func (sc Scenario) CapacityAt(at time.Duration) int {
+	end := time.Duration(0)
+	for _, ph := range sc.Phases {
+		if end += ph.Duration; at < end {
+			return ph.Capacity
+		}
+	}
+	return sc.Phases[len(sc.Phases)-1].Capacity
 }
 
 func (f *fixedLimit) Acquire() (Permit, bool) {

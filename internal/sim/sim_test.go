@@ -106,6 +106,35 @@ func TestKneeLimitFollowsTheCapacity(t *testing.T) {
 	}
 }
 
+// KneeLimitWithin rounds each replica's share as KneeLimit does, but down where rounding up
+// would take the replicas' limits past the bound; never below one slot. CapacityAt finds the
+// phase under way, and the last one past the end.
+func TestKneeShareStaysWithinTheBound(t *testing.T) {
+	twenty := Scenario{Replicas: 20}
+	for _, tc := range []struct {
+		sc           Scenario
+		capacity     int
+		factor, most float64
+		want         int
+	}{
+		{twenty, 60, 1.5, 0, 5},   // 4.5 rounds up: 100 for a knee of 60
+		{twenty, 60, 1.5, 1.5, 4}, // bounded: 80
+		{twenty, 60, 1.2, 1.5, 4}, // 3.6 rounds up, within the bound (90)
+		{twenty, 10, 1, 1.5, 1},   // half a slot each: one
+		{Scenario{}, 40, 1.2, 1.5, 48},
+	} {
+		if got := KneeShare(tc.sc, tc.capacity, tc.factor, tc.most); got != tc.want {
+			t.Errorf("%d replicas, capacity %d, factor %g, within %g: %d slots each, want %d", tc.sc.Replicas, tc.capacity, tc.factor, tc.most, got, tc.want)
+		}
+	}
+	sc := Scenario{Phases: []Phase{{Duration: time.Second, Capacity: 3}, {Duration: time.Second, Capacity: 7}}}
+	for at, want := range map[time.Duration]int{0: 3, time.Second - 1: 3, time.Second: 7, time.Hour: 7} {
+		if got := sc.CapacityAt(at); got != want {
+			t.Errorf("capacity at %v: %d, want %d", at, got, want)
+		}
+	}
+}
+
 // A light closed loop with no limit in the way serves every call its clients make, so goodput
 // is 1 whatever the seed: the best counts the clients' cycles as drawn (thinking and work), not
 // as expected, whose noise (about 1% here) would read as goodput gained or lost.
