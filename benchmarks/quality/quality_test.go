@@ -21,7 +21,7 @@ import (
 )
 
 // testScale shortens every class to a quarter of its full length, where the anchors' failures
-// below already show. Every class and contender then take about 5s of CPU, but about 60s under
+// below already show. Every class and contender then take about 5s of CPU, but about 85s under
 // the race detector, almost all of it in the simulator's event heap.
 const testScale = 0.25
 
