@@ -174,6 +174,8 @@ func (r *Result) finish(s *Sim) {
 		r.settle(p, i)
 	}
 	_ = sc
+	// The spread's table (1 MB) serves the run only: a bench holds thousands of results.
+	r.table = nil
 }
 
 // best integrates, over the phase in steps of a tick, the most successful calls a second the
