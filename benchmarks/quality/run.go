@@ -57,14 +57,15 @@ func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int)
 	}
 	var jobs []job
 	fixed := make([][]*sim.Result, len(runs))
+	limits := make([][]fixedLimit, len(runs))
 	for i, r := range runs {
 		if r.Contender.Fixed == nil {
 			jobs = append(jobs, job{run: i, candidate: -1})
 			continue
 		}
-		limits := fixedCandidates(scenario(r), r.Contender.Fixed)
-		fixed[i] = make([]*sim.Result, len(limits))
-		for c, l := range limits {
+		limits[i] = fixedCandidates(scenario(r), r.Contender.Fixed)
+		fixed[i] = make([]*sim.Result, len(limits[i]))
+		for c, l := range limits[i] {
 			jobs = append(jobs, job{run: i, candidate: c, limit: l})
 		}
 	}
@@ -112,7 +113,7 @@ func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int)
 	anchorRows := Rows(anchors)
 	for i := range runs {
 		if fixed[i] != nil {
-			runs[i].Result = pickFixed(runs[i], fixedCandidates(scenario(runs[i]), runs[i].Contender.Fixed), fixed[i], anchorRows)
+			runs[i].Result = pickFixed(runs[i], limits[i], fixed[i], anchorRows)
 		}
 	}
 	return runs, nil
