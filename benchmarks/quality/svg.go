@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// palette colours the contenders in plots, in the order of Contenders: a colour each for the
-// ten of a full run. References are drawn dashed too.
+// palette colours the contenders in plots, in the order of Contenders: a colour each for up to
+// ten (a full run has nine). References are drawn dashed too.
 var palette = []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22", "#e377c2"}
 
 // WriteSVG plots the sum of the limits of each run against the knee over time. The runs are
