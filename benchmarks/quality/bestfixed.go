@@ -43,56 +43,76 @@ func fixedCandidates(sc sim.Scenario, factors []float64) []fixedLimit {
 	var out []fixedLimit
 	var seen [][]int
 	for _, f := range factors {
-		shares := make([]int, len(sc.Phases))
-		for i, ph := range sc.Phases {
-			shares[i] = sim.KneeShare(sc, ph.Capacity, f, TargetSettled)
-		}
-		if !slices.ContainsFunc(seen, func(s []int) bool { return slices.Equal(s, shares) }) {
+		l := fixedLimit{f, TargetSettled}
+		if shares := l.shares(sc); !slices.ContainsFunc(seen, func(s []int) bool { return slices.Equal(s, shares) }) {
 			seen = append(seen, shares)
-			out = append(out, fixedLimit{f, TargetSettled})
+			out = append(out, l)
 		}
 	}
 	return append(out, fixedLimit{LightFactor, 0})
 }
 
+// shares returns each replica's limit under l in each phase of sc: two limits of the same
+// shares run alike.
+func (l fixedLimit) shares(sc sim.Scenario) []int {
+	shares := make([]int, len(sc.Phases))
+	for i, ph := range sc.Phases {
+		shares[i] = sim.KneeShare(sc, ph.Capacity, l.factor, l.most)
+	}
+	return shares
+}
+
 // pickFixed returns the result of a BestFixed run made of the runs of its candidates, limits in
-// their order (fixedCandidates; the first bounded) and their results (run.Result is unused):
-// each phase, its figures and its readings of the limits, is taken from the lowest limit that
-// meets every target (its row held to the latency of the anchors' rows), or where none does,
-// from the one that misses the fewest, then the one with the most goodput. An unbounded limit
-// (LightFactor) competes in light phases only.
-func pickFixed(run Run, limits []fixedLimit, candidates []*sim.Result, anchors []Row) *sim.Result {
-	best := make([]int, len(candidates[0].Phases))
+// their order (fixedCandidates; the first bounded), each run by runLimit (its index in limits;
+// run.Result is unused): each phase, its figures and its readings of the limits, is taken from
+// the lowest limit that meets every target (its row held to the latency of the anchors' rows), or
+// where none does, from the one that misses the fewest, then the one with the most goodput. An
+// unbounded limit (LightFactor) competes in light phases only. A candidate runs only while some
+// phase it competes in has no pick that meets every target: none after it would be picked there
+// (the lowest that meets them stays), so the result is the same as if every one had run, and a
+// run of best-fixed costs about two or three runs of a limit instead of seven.
+func pickFixed(run Run, limits []fixedLimit, runLimit func(int) (*sim.Result, error), anchors []Row) (*sim.Result, error) {
+	var best []int
 	var chosen []Row
-	for c, res := range candidates {
+	results := make([]*sim.Result, len(limits))
+	for c, l := range limits {
+		if c > 0 && !slices.ContainsFunc(chosen, func(r Row) bool {
+			return len(r.Missed()) > 0 && (l.most != 0 || !r.Overloaded)
+		}) {
+			continue
+		}
+		res, err := runLimit(c)
+		if err != nil {
+			return nil, err
+		}
+		results[c] = res
 		run.Result = res
 		rows := Anchored(rowsOf(run), anchors)
+		if c == 0 {
+			best, chosen = make([]int, len(rows)), rows
+			continue
+		}
 		for i, r := range rows {
-			if limits[c].most == 0 && r.Overloaded {
+			if l.most == 0 && r.Overloaded {
 				continue // LightFactor: for light phases only
 			}
-			if c == 0 || better(r, chosen[i]) {
-				best[i] = c
-				if c == 0 {
-					chosen = append(chosen, r)
-				} else {
-					chosen[i] = r
-				}
+			if better(r, chosen[i]) {
+				best[i], chosen[i] = c, r
 			}
 		}
 	}
-	out := *candidates[0]
+	out := *results[0]
 	out.Phases = make([]sim.PhaseResult, len(best))
 	out.Ticks = nil
 	for i, c := range best {
-		out.Phases[i] = candidates[c].Phases[i]
-		for _, t := range candidates[c].Ticks {
+		out.Phases[i] = results[c].Phases[i]
+		for _, t := range results[c].Ticks {
 			if t.Phase == i {
 				out.Ticks = append(out.Ticks, t)
 			}
 		}
 	}
-	return &out
+	return &out, nil
 }
 
 // better reports whether row a of a phase is a better pick than row b of the same phase, of a

@@ -1,6 +1,7 @@
 package quality
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestPickFixedTakesTheBestCandidateOfEachPhase(t *testing.T) {
 
 	// No anchors: phase 1 from low (more goodput, both meet the targets), phase 2 from high
 	// (low misses the goodput target).
-	got := pickFixed(run, two, []*sim.Result{low, high}, nil)
+	got := pick(t, run, two, nil, low, high)
 	if got.Phases[0].Goodput != 0.995 || got.Phases[1].Goodput != 0.98 {
 		t.Errorf("goodputs %v and %v, want 0.995 (low) and 0.98 (high)", got.Phases[0].Goodput, got.Phases[1].Goodput)
 	}
@@ -97,19 +98,19 @@ func TestPickFixedTakesTheBestCandidateOfEachPhase(t *testing.T) {
 		{Class: "two", Model: "ps", Contender: "envoy", Anchor: true, Phase: 1, Overloaded: true, Goodput: 0.99, MeanLat: 1},
 		{Class: "two", Model: "ps", Contender: "envoy", Anchor: true, Phase: 2, Overloaded: true, Goodput: 0.99, MeanLat: 1},
 	}
-	got = pickFixed(run, two, []*sim.Result{low, high}, anchors)
+	got = pick(t, run, two, anchors, low, high)
 	if got.Phases[0].Goodput != 0.995 || got.Phases[1].Goodput != 0.98 {
 		t.Errorf("with anchors: goodputs %v and %v, want 0.995 and 0.98", got.Phases[0].Goodput, got.Phases[1].Goodput)
 	}
 	// A high candidate that misses latency in phase 1 loses it to low, whose goodput is lower.
 	slow := candidate(14, phase(0.999, 12*service/10), phase(0.999, 12*service/10))
-	got = pickFixed(run, two, []*sim.Result{low, slow}, anchors)
+	got = pick(t, run, two, anchors, low, slow)
 	if got.Phases[0].Goodput != 0.995 {
 		t.Errorf("phase 1 goodput %v, want low's 0.995: slow misses the anchor's latency", got.Phases[0].Goodput)
 	}
 	// Of two limits that meet every target, the lower stays, though the higher has more goodput.
 	more := candidate(12, phase(0.999, service), phase(0.999, service))
-	got = pickFixed(run, two, []*sim.Result{low, more}, nil)
+	got = pick(t, run, two, nil, low, more)
 	if got.Phases[0].Goodput != 0.995 || got.Ticks[0].Sum != 10 {
 		t.Errorf("phase 1 goodput %v, limits %d: want the lower limit's (0.995, 10), which meets every target", got.Phases[0].Goodput, got.Ticks[0].Sum)
 	}
@@ -121,12 +122,77 @@ func TestPickFixedTakesTheBestCandidateOfEachPhase(t *testing.T) {
 	unbounded := candidate(50, lightPhase, phase(0.999, service))
 	bounded := candidate(10, phase(0.99, service), phase(0.90, service))
 	bounded.Phases[0].Overloaded = false // 99% misses the light target
-	got = pickFixed(run, []fixedLimit{{1, TargetSettled}, {LightFactor, 0}}, []*sim.Result{bounded, unbounded}, nil)
+	got = pick(t, run, []fixedLimit{{1, TargetSettled}, {LightFactor, 0}}, nil, bounded, unbounded)
 	if got.Phases[0].Goodput != 0.999 || got.Phases[1].Goodput != 0.90 {
 		t.Errorf("with an unbounded candidate: goodputs %v and %v, want 0.999 (light, unbounded) and 0.90 (overloaded, bounded)", got.Phases[0].Goodput, got.Phases[1].Goodput)
 	}
 	if low.Phases[0].Goodput != 0.995 || len(low.Ticks) != 4 {
 		t.Error("pickFixed changed a candidate's result")
+	}
+}
+
+// pick is pickFixed over candidates run in advance.
+func pick(t *testing.T, run Run, limits []fixedLimit, anchors []Row, candidates ...*sim.Result) *sim.Result {
+	t.Helper()
+	got, err := pickFixed(run, limits, func(c int) (*sim.Result, error) { return candidates[c], nil }, anchors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// pickFixed runs a candidate only while some phase it competes in has no pick that meets every
+// target, and returns the error of a run.
+func TestPickFixedRunsOnlyTheCandidatesItNeeds(t *testing.T) {
+	sc := &sim.Scenario{Name: "two", Replicas: 1}
+	meets := sim.PhaseResult{Overloaded: true, Goodput: 0.99, Settled: 1.2, Jain: 1, MeanService: service, MeanLatency: service}
+	short := meets
+	short.Goodput = 0.9
+	lightShort := short
+	lightShort.Overloaded = false
+	lightMeets := meets
+	lightMeets.Overloaded = false
+	result := func(ps ...sim.PhaseResult) *sim.Result { return &sim.Result{Scenario: sc, Phases: ps} }
+	run := Run{Class: "two", Model: sim.PS, Contender: bestFixed()}
+	limits := []fixedLimit{{1, TargetSettled}, {1.2, TargetSettled}, {1.5, TargetSettled}, {LightFactor, 0}}
+	for _, tc := range []struct {
+		name       string
+		candidates []*sim.Result
+		want       []int
+		goodputs   []float64
+	}{
+		{"the first meets every target", []*sim.Result{result(meets, meets), result(meets, meets), result(meets, meets), result(meets, meets)}, []int{0}, []float64{0.99, 0.99}},
+		{"the second meets what the first misses", []*sim.Result{result(meets, short), result(short, meets), result(meets, meets), result(meets, meets)}, []int{0, 1}, []float64{0.99, 0.99}},
+		{"none meets an overloaded phase: the light phases' candidate does not compete", []*sim.Result{result(short), result(short), result(short), result(meets)}, []int{0, 1, 2}, []float64{0.9}},
+		{"a light phase missed by the bounded ones", []*sim.Result{result(meets, lightShort), result(meets, lightShort), result(meets, lightShort), result(meets, lightMeets)}, []int{0, 1, 2, 3}, []float64{0.99, 0.99}},
+	} {
+		var ran []int
+		got, err := pickFixed(run, limits, func(c int) (*sim.Result, error) {
+			ran = append(ran, c)
+			return tc.candidates[c], nil
+		}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(ran, tc.want) {
+			t.Errorf("%s: ran candidates %v, want %v", tc.name, ran, tc.want)
+		}
+		var goodputs []float64
+		for _, p := range got.Phases {
+			goodputs = append(goodputs, p.Goodput)
+		}
+		if !slices.Equal(goodputs, tc.goodputs) {
+			t.Errorf("%s: goodputs %v, want %v", tc.name, goodputs, tc.goodputs)
+		}
+	}
+	boom := errors.New("boom")
+	if _, err := pickFixed(run, limits, func(c int) (*sim.Result, error) {
+		if c == 1 {
+			return nil, boom
+		}
+		return result(short), nil
+	}, nil); !errors.Is(err, boom) {
+		t.Errorf("error %v, want the second candidate's run's", err)
 	}
 }
 

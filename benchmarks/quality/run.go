@@ -3,6 +3,7 @@ package quality
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/resilience4cata/r4c/internal/sim"
@@ -27,8 +28,9 @@ func RunAll(classes []Class, contenders []Contender, scale float64) ([]Run, erro
 }
 
 // RunSeeds is RunAll over seeds variants of every scenario (Run.Seed 0 to seeds-1). A
-// contender with Fixed (BestFixed) runs once per distinct fixed limit, and its run is made of
-// theirs, phase by phase, once the anchors' runs among runs have set the latency target.
+// contender with Fixed (BestFixed) runs once per fixed limit it needs (pickFixed), once the
+// anchors' runs among runs have set the latency target: the other contenders run first, and
+// where one of them (Contender.Knee) held the same limits in the same scenario, its run serves.
 func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int) ([]Run, error) {
 	var runs []Run
 	for _, cl := range classes {
@@ -49,60 +51,29 @@ func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int)
 		sc.Seed += 100 * r.Seed
 		return sc
 	}
-	// A job is a run, or one fixed limit of a run of BestFixed, whose result goes to
-	// fixed[run][candidate].
-	type job struct {
-		run, candidate int
-		limit          fixedLimit
+	wrap := func(r *Run, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s/%s/%s: %w", r.Class, r.Model, r.Contender.Name, err)
+		}
+		return nil
 	}
-	var jobs []job
-	fixed := make([][]*sim.Result, len(runs))
-	limits := make([][]fixedLimit, len(runs))
+	var plain, fixed []int
 	for i, r := range runs {
 		if r.Contender.Fixed == nil {
-			jobs = append(jobs, job{run: i, candidate: -1})
-			continue
-		}
-		limits[i] = fixedCandidates(scenario(r), r.Contender.Fixed)
-		fixed[i] = make([]*sim.Result, len(limits[i]))
-		for c, l := range limits[i] {
-			jobs = append(jobs, job{run: i, candidate: c, limit: l})
+			plain = append(plain, i)
+		} else {
+			fixed = append(fixed, i)
 		}
 	}
-	errs := make([]error, len(jobs))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for j := range work {
-				jb := jobs[j]
-				r := &runs[jb.run]
-				sc := scenario(*r)
-				newLimiter := sim.KneeLimitWithin(sc, jb.limit.factor, jb.limit.most)
-				if jb.candidate < 0 {
-					newLimiter = r.Contender.New(sc)
-				}
-				res, err := sim.Run(sc, newLimiter)
-				if err != nil {
-					errs[j] = fmt.Errorf("%s/%s/%s: %w", r.Class, r.Model, r.Contender.Name, err)
-				}
-				if jb.candidate < 0 {
-					r.Result = res
-				} else {
-					fixed[jb.run][jb.candidate] = res
-				}
-			}
-		})
-	}
-	for j := range jobs {
-		work <- j
-	}
-	close(work)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	err := parallel(plain, func(i int) error {
+		r := &runs[i]
+		sc := scenario(*r)
+		res, err := sim.Run(sc, r.Contender.New(sc))
+		r.Result = res
+		return wrap(r, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	var anchors []Run
 	for _, r := range runs {
@@ -111,10 +82,62 @@ func RunSeeds(classes []Class, contenders []Contender, scale float64, seeds int)
 		}
 	}
 	anchorRows := Rows(anchors)
-	for i := range runs {
-		if fixed[i] != nil {
-			runs[i].Result = pickFixed(runs[i], limits[i], fixed[i], anchorRows)
+	type variant struct {
+		class string
+		model sim.Model
+		seed  uint64
+	}
+	knees := map[variant][]int{}
+	for i, r := range runs {
+		if r.Contender.Knee > 0 {
+			v := variant{r.Class, r.Model, r.Seed}
+			knees[v] = append(knees[v], i)
 		}
 	}
+	err = parallel(fixed, func(i int) error {
+		r := &runs[i]
+		sc := scenario(*r)
+		limits := fixedCandidates(sc, r.Contender.Fixed)
+		res, err := pickFixed(*r, limits, func(c int) (*sim.Result, error) {
+			shares := limits[c].shares(sc)
+			for _, k := range knees[variant{r.Class, r.Model, r.Seed}] {
+				if slices.Equal(fixedLimit{runs[k].Contender.Knee, 0}.shares(sc), shares) {
+					return runs[k].Result, nil
+				}
+			}
+			return sim.Run(sc, sim.KneeLimitWithin(sc, limits[c].factor, limits[c].most))
+		}, anchorRows)
+		r.Result = res
+		return wrap(r, err)
+	})
+	if err != nil {
+		return nil, err
+	}
 	return runs, nil
+}
+
+// parallel calls f with each of items on as many goroutines as there are CPUs, and returns the
+// first error in the order of items.
+func parallel(items []int, f func(int) error) error {
+	errs := make([]error, len(items))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range work {
+				errs[j] = f(items[j])
+			}
+		})
+	}
+	for j := range items {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

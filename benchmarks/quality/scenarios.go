@@ -28,7 +28,10 @@ type Contender struct {
 	// the knee (sim.KneeLimitWithin) and keeps, phase by phase, the best (BestFixed); New is
 	// then unused.
 	Fixed []float64
-	New   func(sc sim.Scenario) sim.NewLimiter
+	// Knee, when set, is the multiple of the knee a reference holds its limit at
+	// (sim.KneeLimit): BestFixed takes its run for a candidate of the same limits.
+	Knee float64
+	New  func(sc sim.Scenario) sim.NewLimiter
 	// Doc says what the contender is; Weak where the bench shows it weak (docs/quality.md).
 	Doc, Weak string
 }
@@ -109,7 +112,7 @@ func Contenders() []Contender {
 
 // atKnee is the reference contender of a limit at factor times the knee, known in advance.
 func atKnee(name string, factor float64, weak string) Contender {
-	return Contender{Name: name, Reference: true, Weak: weak,
+	return Contender{Name: name, Reference: true, Knee: factor, Weak: weak,
 		Doc: fmt.Sprintf("a reference, not an algorithm: a limit of %g times the knee of the phase under way, known in advance (shared evenly by the replicas; `sim.KneeLimit`). No limit can know the knee; this one shows what the targets ask.", factor),
 		New: func(sc sim.Scenario) sim.NewLimiter { return sim.KneeLimit(sc, factor) }}
 }
