@@ -45,4 +45,9 @@
 // go test ./... runs TestPolicyContenders, which checks that each of these contenders, set up
 // as benchmarked, returns "ok" and calls the function once per call, or, for a rejection,
 // fails every call with its rejection without calling the function.
+//
+// Two packages below measure how well the limits limit rather than what a call costs:
+// quality/ is the quality bench, a discrete-event simulation on a simulated clock
+// (docs/quality.md), and realtime/ runs failsafe-go's adaptive limiter, which reads the wall
+// clock, beside ours in real time (docs/quality-realtime.md).
 package benchmarks

@@ -343,8 +343,9 @@ func writeContenders(b *strings.Builder, runs []Run) {
 	b.WriteString(`
 Ours run with ` + "`MaxLimit: 200`" + ` and every other setting at its default (` + "`InitialLimit`" + ` 20,
 for one); [adaptive-limit.md](adaptive-limit.md) describes them. failsafe-go's adaptive limiter
-is left out: its permits read the wall clock (` + "`time.Now()`" + `, and a clock of its own that
-callers cannot replace), so it cannot run on the simulated clock. The references know the knee
+is not among them: its permits read the wall clock (` + "`time.Now()`" + `, and a clock of its own that
+callers cannot replace), so it cannot run on the simulated clock; [quality-realtime.md](quality-realtime.md)
+runs it on the wall clock beside Knee and Gradient2, in a few of these situations. The references know the knee
 in advance, which no limit can: they show what the targets ask (how much queue keeps the
 workers busy when calls arrive at random), and the tables leave them out of the bold.
 `)
