@@ -2,6 +2,8 @@ package realtime
 
 import (
 	"fmt"
+	"math"
+	"sync/atomic"
 
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	"github.com/resilience4cata/r4c"
@@ -19,8 +21,36 @@ func Contenders() []Contender {
 			New: func() Limiter { return &failsafeLimiter{l: adaptivelimiter.NewBuilder[any]().Build()} }},
 		{Name: "failsafe-go-record", Doc: "the same, but a timeout is recorded like a call served (`Record`), so that its latency, the timeout, reaches the limiter",
 			New: func() Limiter { return &failsafeLimiter{l: adaptivelimiter.NewBuilder[any]().Build(), record: true} }},
+		{Name: "at-1.2knee", Doc: "a reference, not an algorithm: a limit of 1.2 times the knee of the phase under way, known in advance, as on the quality bench; it shows what a limit that knows the knee gets on the wall clock, where a freed slot also waits for goroutines to be scheduled",
+			New: func() Limiter { return &fixedLimiter{factor: 1.2} }},
 	}
 }
+
+// fixedLimiter holds its limit at a multiple of the knee of the phase under way.
+type fixedLimiter struct {
+	factor   float64
+	limit    atomic.Int64
+	inFlight atomic.Int64
+}
+
+func (l *fixedLimiter) setKnee(workers int) {
+	l.limit.Store(max(1, int64(math.Round(l.factor*float64(workers)))))
+}
+
+func (l *fixedLimiter) Acquire() (Permit, bool) {
+	if l.inFlight.Add(1) > l.limit.Load() {
+		l.inFlight.Add(-1)
+		return nil, false
+	}
+	return fixedPermit{l}, true
+}
+
+func (l *fixedLimiter) Limit() int { return int(l.limit.Load()) }
+
+type fixedPermit struct{ l *fixedLimiter }
+
+func (p fixedPermit) Success() { p.l.inFlight.Add(-1) }
+func (p fixedPermit) Timeout() { p.l.inFlight.Add(-1) }
 
 // r4cContender is one of our algorithms behind an AdaptiveLimit of its own registry.
 func r4cContender(name string, alg r4c.LimitAlgorithm, doc string) Contender {

@@ -33,6 +33,10 @@ type Permit interface {
 	Timeout() // the call timed out
 }
 
+// reference is a Limiter told the knee of each phase as it begins: a fixed multiple of the
+// knee, known in advance, which shows what the harness itself costs.
+type reference interface{ setKnee(workers int) }
+
 // Contender names a Limiter and makes a fresh one for each scenario.
 type Contender struct {
 	Name string
@@ -119,6 +123,9 @@ func runOne(ctx context.Context, sc Scenario, c Contender, seed uint64) Result {
 	var phaseStart time.Duration
 	for i, ph := range sc.Phases {
 		dep.SetWorkers(ph.Workers)
+		if r, ok := lim.(reference); ok {
+			r.setKnee(ph.Workers)
+		}
 		p := &res.Phases[i]
 		p.Knee = ph.Workers
 		end := phaseStart + ph.Duration

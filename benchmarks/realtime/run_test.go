@@ -75,3 +75,25 @@ func TestRunStopsWhenContextIsDone(t *testing.T) {
 		t.Fatalf("a run whose context was done offered %d calls", p.Offered)
 	}
 }
+
+func TestFixedReferenceHoldsItsMultipleOfTheKnee(t *testing.T) {
+	l := &fixedLimiter{factor: 1.2}
+	l.setKnee(8) // 9.6: a limit of 10
+	var permits []Permit
+	for range 10 {
+		p, ok := l.Acquire()
+		if !ok {
+			t.Fatalf("rejected at %d in flight under a limit of %d", len(permits), l.Limit())
+		}
+		permits = append(permits, p)
+	}
+	if _, ok := l.Acquire(); ok {
+		t.Fatal("admitted an eleventh call under a limit of 10")
+	}
+	permits[0].Success()
+	permits[1].Timeout()
+	l.setKnee(1) // a limit of 1: the 8 still in flight finish, nothing new starts
+	if _, ok := l.Acquire(); ok || l.Limit() != 1 {
+		t.Fatalf("limit %d: admitted a call with 8 in flight", l.Limit())
+	}
+}
