@@ -102,9 +102,8 @@ func Run(ctx context.Context, sc Scenario, contenders []Contender, seed uint64) 
 	return results
 }
 
-// call is the outcome of one admitted call, counted into the phase it arrived in.
+// call is the outcome of one admitted call.
 type call struct {
-	phase   int
 	ok      bool
 	latency time.Duration
 	work    time.Duration
@@ -132,9 +131,12 @@ func runOne(ctx context.Context, sc Scenario, c Contender, seed uint64) Result {
 		nextSample := phaseStart
 		next := phaseStart + exp(rng, ph.Rate)
 		for next < end && ctx.Err() == nil {
-			// Sample the limit on schedule, then wait for the next arrival: arrivals keep
-			// their drawn times even when the goroutine wakes late, so the rate is the one
-			// drawn.
+			// Wait for the next arrival, then read the limit for the samples due by then.
+			// Arrivals keep their drawn times even when the goroutine wakes late, so the
+			// rate is the one drawn.
+			if d := next - time.Since(start); d > 0 {
+				time.Sleep(d)
+			}
 			for nextSample <= next {
 				l := lim.Limit()
 				mu.Lock()
@@ -145,9 +147,6 @@ func runOne(ctx context.Context, sc Scenario, c Contender, seed uint64) Result {
 				}
 				mu.Unlock()
 				nextSample += sampleEvery
-			}
-			if d := next - time.Since(start); d > 0 {
-				time.Sleep(d)
 			}
 			work := time.Duration(float64(sc.Service) * (0.9 + 0.2*rng.Float64()))
 			mu.Lock()
@@ -168,9 +167,8 @@ func runOne(ctx context.Context, sc Scenario, c Contender, seed uint64) Result {
 					} else {
 						permit.Timeout()
 					}
-					r.phase = phase
 					mu.Lock()
-					q := &res.Phases[r.phase]
+					q := &res.Phases[phase] // the phase it arrived in
 					if r.ok {
 						q.Succeeded++
 						q.latencies += float64(r.latency)
