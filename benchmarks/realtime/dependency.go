@@ -18,6 +18,8 @@ type Dependency struct {
 	workers int           // workers now; a call starts only while busy < workers
 	busy    int           // calls holding a worker
 	queue   []chan<- bool // callers waiting for a worker, oldest first; a send hands one a worker
+
+	queued chan<- int // tests only: told the queue's length each time a caller joins it
 }
 
 // NewDependency returns a dependency of workers workers on clock.
@@ -52,6 +54,9 @@ func (d *Dependency) Call(done <-chan struct{}, work time.Duration) bool {
 		ready <- true
 	} else {
 		d.queue = append(d.queue, ready)
+		if d.queued != nil {
+			d.queued <- len(d.queue)
+		}
 	}
 	d.mu.Unlock()
 	select {

@@ -15,29 +15,35 @@ func started(d *Dependency, done <-chan struct{}, work time.Duration) <-chan boo
 	return out
 }
 
-// waitInFlight waits until d holds n calls.
-func waitInFlight(t *testing.T, d *Dependency, n int) {
+// watched returns a dependency of workers workers on clock whose callers that join the queue
+// are announced on the channel returned (the queue's length then), so that a test knows a call
+// waits before it advances the clock.
+func watched(clock *r4ctest.ManualClock, workers int) (*Dependency, <-chan int) {
+	d := NewDependency(clock, workers)
+	q := make(chan int, 8)
+	d.queued = q
+	return d, q
+}
+
+// joins waits for a caller to join d's queue, and checks the queue's length then.
+func joins(t *testing.T, queued <-chan int, want int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for d.InFlight() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("in flight %d, want %d", d.InFlight(), n)
-		}
-		time.Sleep(time.Millisecond) // polls a count, not a race on time: the clock is manual
+	if n := <-queued; n != want {
+		t.Fatalf("a caller joined a queue of %d, want %d", n, want)
 	}
 }
 
 func TestDependencyServesInOrderOfArrival(t *testing.T) {
 	ctx := context.Background()
 	clock := r4ctest.NewManualClock()
-	d := NewDependency(clock, 1)
+	d, queued := watched(clock, 1)
 	never := make(chan struct{})
 	first := started(d, never, 50*time.Millisecond)
 	if err := clock.WaitPending(ctx, 1); err != nil { // the first call works
 		t.Fatal(err)
 	}
 	second := started(d, never, 30*time.Millisecond)
-	waitInFlight(t, d, 2) // the second waits: one worker
+	joins(t, queued, 1) // the second waits: one worker
 	clock.Advance(49 * time.Millisecond)
 	if clock.Pending() != 1 {
 		t.Fatalf("the second call started before a worker was free: %d timers", clock.Pending())
@@ -61,7 +67,7 @@ func TestDependencyServesInOrderOfArrival(t *testing.T) {
 func TestDependencyCallerThatGivesUpLeavesQueueAndWorker(t *testing.T) {
 	ctx := context.Background()
 	clock := r4ctest.NewManualClock()
-	d := NewDependency(clock, 1)
+	d, joined := watched(clock, 1)
 	working, queued := make(chan struct{}), make(chan struct{})
 	never := make(chan struct{})
 	a := started(d, working, time.Second)
@@ -69,12 +75,14 @@ func TestDependencyCallerThatGivesUpLeavesQueueAndWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := started(d, queued, time.Second)
-	waitInFlight(t, d, 2)
+	joins(t, joined, 1)
 	close(queued) // gives up while waiting
 	if <-b {
 		t.Fatal("a call that gave up in the queue was served")
 	}
-	waitInFlight(t, d, 1)
+	if n := d.InFlight(); n != 1 {
+		t.Fatalf("in flight %d after the waiting call gave up, want the working one alone", n)
+	}
 	close(working) // gives up while working: its worker is free at once
 	if <-a {
 		t.Fatal("a call that gave up while working was served")
@@ -92,7 +100,7 @@ func TestDependencyCallerThatGivesUpLeavesQueueAndWorker(t *testing.T) {
 func TestDependencyFewerWorkersHoldNewCalls(t *testing.T) {
 	ctx := context.Background()
 	clock := r4ctest.NewManualClock()
-	d := NewDependency(clock, 2)
+	d, queued := watched(clock, 2)
 	never := make(chan struct{})
 	a := started(d, never, 10*time.Millisecond)
 	b := started(d, never, 10*time.Millisecond)
@@ -101,7 +109,7 @@ func TestDependencyFewerWorkersHoldNewCalls(t *testing.T) {
 	}
 	d.SetWorkers(1)
 	c := started(d, never, 10*time.Millisecond)
-	waitInFlight(t, d, 3)
+	joins(t, queued, 1) // two busy, one worker: it waits
 	clock.Advance(10 * time.Millisecond)
 	if !<-a || !<-b {
 		t.Fatal("calls working when the workers fell were not served")
