@@ -43,8 +43,9 @@ type AdaptiveAlgorithm interface {
 }
 
 // windowSizer is an algorithm that chooses the length of its next window: Knee shortens the
-// windows that follow a fast growth of its limit (see kneeLimit.shortWindow) and the windows
-// before a drain, to end on the grid's boundary (see kneeLimit.plan). The engine asks
+// windows that follow a fast growth of its limit (see kneeLimit.shortWindow), the windows
+// before a drain, to end on the grid's boundary (see kneeLimit.plan), and its drain windows
+// once base is confirmed (see kneeLimit.drainLength). The engine asks
 // after each Update; 0, or anything not shorter than the configured Window, means the Window.
 // It is unexported: a window shorter than the configured one is a decision of the built-in
 // algorithms, each of which documents when it makes it.

@@ -15,7 +15,8 @@ import (
 //     and never assumes: in drain windows, where the limit is lowered for one window (drains
 //     fall on a grid of the wall clock, so that replicas of a service drain together, and
 //     space out while they agree with base; where calls are long, a drain first lets those
-//     admitted before it end), and whenever it changes the limit, from how latency responds.
+//     admitted before it end; once base is confirmed, a drain window lasts only as long as its
+//     reading needs), and whenever it changes the limit, from how latency responds.
 //     Latency that follows a change of the limit is a queue; latency that does not is the
 //     no-load latency (heavier calls).
 //   - Latency above base by more than the tolerance (the larger of 10% and three standard
@@ -134,6 +135,7 @@ const (
 	kneeFloor        = 0.005 // the least spread (log) of a window's mean latency
 	kneeSlack        = 1.0   // calls of queue tolerated at the least, whatever the limit
 	kneeSpan         = 10    // latencies from the start before a window's latency is not biased short
+	kneeSpanDrain    = 15    // latencies a drain window spans at the least, once base is confirmed
 	kneeLoadFell     = 0.85  // completions per second below this share of their average: the load fell
 	kneeRecovered    = 3     // windows about base in a row, the load fallen, before a queue is history
 	kneeRose         = 4     // clear windows a queue that vanished under its limit counts as: the limit doubles
@@ -1027,6 +1029,17 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	if k.suspect {
 		k.depth *= 2
 	}
+	if !k.settle && cur.binding && k.confirmed && !smallShare(k.est) {
+		// Base is confirmed: the drain checks it, and needs only the samples that read it
+		// (see drainLength). Not a first measurement, which should be as precise as a window
+		// makes it, nor a drain from the calls in flight, nor one that follows a settling
+		// window (where calls are long, a drain window is a whole one), nor a small share's,
+		// which drains by whole calls from a few and reads noisily (on the wall clock, a knee
+		// of 8 lost a point of goodput to such shorter drains).
+		if d := k.drainLength(cur); d < k.window {
+			k.next = d
+		}
+	}
 	k.drainOf = k.est
 	k.est = max(k.min, k.usage(cur, tol)*(1-k.depth))
 	if from, to := toLimit(k.drainOf), toLimit(k.est); cur.binding && k.confirmed && to < from {
@@ -1044,6 +1057,21 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 	k.lowered = false
 	k.unverified = false
 	return toLimit(k.est)
+}
+
+// drainLength returns how long a drain window needs to be: long enough for its mean latency to
+// read the drain's elasticity to within a quarter (three standard deviations of it, as in
+// resolves), and kneeSpanDrain latencies, so that the calls admitted before the drain are few
+// of its samples. A drain costs goodput for as long as it lasts (the limit is below the knee);
+// calls of little spread read it from a few hundred samples, exponential calls need the whole
+// window and more.
+func (k *kneeLimit) drainLength(cur kneeWindow) time.Duration {
+	rate := cur.rate * (1 - k.depth)
+	n := 16.0
+	for n < 1e6 && 3*math.Sqrt2*k.spread(n)/-math.Log(1-k.depth) > kneeElastic/2 {
+		n *= 1.25
+	}
+	return time.Duration(max(kneeSpanDrain*cur.lat, n/max(rate, 1e-9)*1e9))
 }
 
 // settleTo begins a drain (or a watch) with a window that lets the calls admitted before it end

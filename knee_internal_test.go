@@ -178,6 +178,45 @@ func TestKneeDrainStartsAtTheGridsBoundary(t *testing.T) {
 	}
 }
 
+// A drain costs goodput while it lasts: once base is confirmed, a drain window under a limit that
+// binds lasts only as long as it needs, fifteen latencies or the samples that read its elasticity
+// to within a quarter, whichever is longer, and never longer than the configured window. Calls of
+// little spread read it from a few hundred samples; exponential calls need the whole window. A
+// small share (a limit below 10) drains for a whole window.
+func TestKneeDrainWindowIsOnlyAsLongAsItNeeds(t *testing.T) {
+	grid := time.Unix(1000*10+10, 0) // a boundary of the drain grid (every 10s)
+	for _, tc := range []struct {
+		what      string
+		est       float64
+		noise     float64
+		lat       float64 // the window's latency (ns)
+		confirmed bool
+		want      time.Duration // the drain window's length; 0: the configured window
+	}{
+		{"calls of ±10%, 54ms", 40, 0.06, 54e6, true, 810 * time.Millisecond},
+		{"calls of ±10%, 20ms", 40, 0.06, 20e6, true, 300 * time.Millisecond},
+		{"calls of ±10%, 80ms (fifteen latencies are more than the window)", 40, 0.06, 80e6, true, 0},
+		{"exponential calls", 40, 1, 54e6, true, 0},
+		{"base not confirmed", 40, 0.06, 54e6, false, 0},
+		{"a small share", 9, 0.06, 54e6, true, 0},
+		{"a limit of 10", 10, 0.06, 54e6, true, 810 * time.Millisecond},
+	} {
+		// Latency in the upper half of the tolerance, under a limit that binds: a drain is due,
+		// at the end of a window that ends one window before the boundary (the next ends on it).
+		k := &kneeLimit{est: tc.est, min: 1, max: 200, window: time.Second, noise: tc.noise, noiseN: 8, step: 1,
+			base: tc.lat / 1.08, since: 9, started: true, calm: 1.08, confirmed: tc.confirmed}
+		rate := tc.est / tc.lat * 1e9
+		k.prev = kneeWindow{lat: tc.lat, n: rate, rate: rate, binding: true, limit: tc.est}
+		k.plan(WindowSummary{Duration: time.Second, End: grid.Add(-time.Second)})
+		if k.drainOf == 0 {
+			t.Fatalf("%s: no drain", tc.what)
+		}
+		if got := k.nextWindow(); got != tc.want {
+			t.Errorf("%s: drain window %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
+
 // The window cut short before a drain decides nothing where latency lags it: its latency is
 // mostly that of calls admitted before it, and the drain's window reads any change made now.
 // A window that does not lag, or one that was not cut short, decides as any other.
