@@ -1066,12 +1066,16 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 // calls of little spread read it from a few hundred samples, exponential calls need the whole
 // window and more.
 func (k *kneeLimit) drainLength(cur kneeWindow) time.Duration {
-	rate := cur.rate * (1 - k.depth)
-	n := 16.0
-	for n < 1e6 && 3*math.Sqrt2*k.spread(n)/-math.Log(1-k.depth) > kneeElastic/2 {
-		n *= 1.25
+	// The spread of the drained window's mean that reads its elasticity to within a quarter;
+	// spreadOf is sqrt(cv²/n + kneeFloor²), so n follows (none suffices at or below the floor).
+	sd := kneeElastic / 2 * -math.Log(1-k.depth) / (3 * math.Sqrt2)
+	if sd <= kneeFloor {
+		return k.window
 	}
-	return time.Duration(max(kneeSpanDrain*cur.lat, n/max(rate, 1e-9)*1e9))
+	cv := learnedCV(k.noise, k.noiseN)
+	n := max(1, cv*cv/(sd*sd-kneeFloor*kneeFloor))
+	rate := cur.rate * (1 - k.depth)
+	return time.Duration(min(float64(k.window), max(kneeSpanDrain*cur.lat, n/max(rate, 1e-9)*1e9)))
 }
 
 // settleTo begins a drain (or a watch) with a window that lets the calls admitted before it end
