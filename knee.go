@@ -831,9 +831,7 @@ func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
 	if cur.rate <= 0 {
 		return 0
 	}
-	cv := learnedCV(k.noise, k.noiseN)
-	sd := kneeTolerance / 3
-	need := cv * cv / (sd*sd - kneeFloor*kneeFloor) // samples
+	need := samplesFor(k.noise, k.noiseN, kneeTolerance/3)
 	d := max(1.25*kneeSpan*cur.lat, need/(cur.rate*k.step)*1e9)
 	if d >= float64(k.window) {
 		return 0
@@ -1066,14 +1064,8 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 // calls of little spread read it from a few hundred samples, exponential calls need the whole
 // window and more.
 func (k *kneeLimit) drainLength(cur kneeWindow) time.Duration {
-	// The spread of the drained window's mean that reads its elasticity to within a quarter;
-	// spreadOf is sqrt(cv²/n + kneeFloor²), so n follows (none suffices at or below the floor).
-	sd := kneeElastic / 2 * -math.Log(1-k.depth) / (3 * math.Sqrt2)
-	if sd <= kneeFloor {
-		return k.window
-	}
-	cv := learnedCV(k.noise, k.noiseN)
-	n := max(1, cv*cv/(sd*sd-kneeFloor*kneeFloor))
+	// The spread of the drained window's mean that reads its elasticity to within a quarter.
+	n := max(1, samplesFor(k.noise, k.noiseN, kneeElastic/2*-math.Log(1-k.depth)/(3*math.Sqrt2)))
 	rate := cur.rate * (1 - k.depth)
 	return time.Duration(min(float64(k.window), max(kneeSpanDrain*cur.lat, n/max(rate, 1e-9)*1e9)))
 }
@@ -1254,6 +1246,16 @@ func (k *kneeLimit) wanderSpread(n float64) float64 {
 func spreadOf(cv float64, measured int, n float64) float64 {
 	cv = learnedCV(cv, measured)
 	return math.Sqrt(cv*cv/max(1, n) + kneeFloor*kneeFloor)
+}
+
+// samplesFor returns the samples a window's mean needs for its spread (spreadOf) to be sd: the
+// inverse of spreadOf, +Inf at or below kneeFloor, which no number of samples goes under.
+func samplesFor(cv float64, measured int, sd float64) float64 {
+	if sd <= kneeFloor {
+		return math.Inf(1)
+	}
+	cv = learnedCV(cv, measured)
+	return cv * cv / (sd*sd - kneeFloor*kneeFloor)
 }
 
 // learnedCV returns a spread of one call's latency cv learned from that many measurements, or
