@@ -100,6 +100,8 @@ type kneeDropCut struct {
 	w                kneeWindow
 	est, ceil        float64
 	started, suspect bool
+	light            bool // w was a window of light load: a limit that did not bind, latency about base (see decide)
+	cuts             int  // the cuts of the row so far
 }
 
 // kneeWindow is what the algorithm keeps of a window.
@@ -260,10 +262,12 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	// window has them too. So do any number of drops in a window of fewer than kneeEarly calls,
 	// whose share is mostly chance (4 of 10 exponential calls of 700ms outlasting a timeout of
 	// three times that cut a light load's limit in half; the drain that followed rejected most
-	// of it for a minute).
+	// of it for a minute). If the first cut does not settle whether they are the dependency's
+	// own, the second tests it (below).
 	excess := cur.drops - k.baseDrop
 	dropped := excess > 0.05+2*math.Sqrt(cur.drops*(1-cur.drops)/max(1, cur.n))
-	if dropped && !k.dropped && !cur.binding && (excess < 0.2 || cur.n < kneeEarly) && (k.base == 0 || lat < k.expected()*(1+tol)) {
+	light := !cur.binding && (excess < 0.2 || cur.n < kneeEarly) && (k.base == 0 || lat < k.expected()*(1+tol))
+	if dropped && !k.dropped && light {
 		k.dropped = true
 		dropped = false
 	} else if !dropped {
@@ -284,8 +288,10 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	}
 	if dropped {
 		if k.dropCut.w.n == 0 {
-			k.dropCut = kneeDropCut{w: cur, est: k.est, ceil: k.ceil, started: k.started, suspect: k.suspect}
+			k.dropCut = kneeDropCut{w: cur, est: k.est, ceil: k.ceil, started: k.started, suspect: k.suspect, light: light}
 		}
+		k.dropCut.cuts++
+		test := k.dropCut.light && k.dropCut.cuts == 2 // see below
 		if cur.drain {
 			k.drainOf = 0
 		}
@@ -299,6 +305,19 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 			// base was measured through a queue. Drain to measure it again. (After a growth,
 			// the growth explains them.)
 			k.suspect = true
+		}
+		if test {
+			// A row of cuts for drops that began under light load, and whose first cut did
+			// not show whether the drops are the dependency's own (see ownDrops): test it at
+			// once, at the least cost. The limit goes to half the calls that were in flight
+			// when the row began, for a window just long enough to read the answer (see
+			// testWindow); the window after it tells. Cuts of the excess alone (13.5% of the
+			// calls, outlasting a timeout at twice the mean of exponential calls) added up
+			// past the noise of the windows' latencies after a few whole windows, or, in one
+			// variant of 32, after 5 seconds (86.5% of the light load's best goodput).
+			k.set(max(k.min, min(k.est, k.usage(k.dropCut.w, tol)/2)))
+			k.next = k.testWindow(k.dropCut.w)
+			return k.plan(w)
 		}
 		k.cut(from * max(0.5, 1-excess))
 		return k.plan(w)
@@ -833,6 +852,26 @@ func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
 	}
 	need := samplesFor(k.noise, k.noiseN, kneeTolerance/3)
 	d := max(1.25*kneeSpan*cur.lat, need/(cur.rate*k.step)*1e9)
+	if d >= float64(k.window) {
+		return 0
+	}
+	return time.Duration(d)
+}
+
+// testWindow returns the length of the window that tests, under half the calls in flight of
+// cur (the row's first window), whether drops are the dependency's own (see decide): the
+// samples in which ownDrops resolves a cut by half (three standard deviations of the
+// difference of two windows' mean latencies within 80% of it) at the rate half those calls
+// complete, and twenty latencies at the least, so that the window is not read as one that lags
+// (its own latency, timeouts included, may be higher than cur's) and the calls admitted before
+// the cut, the long ones and their timeouts first, are a small part of it. 0 (the configured
+// window) when that is as long.
+func (k *kneeLimit) testWindow(cur kneeWindow) time.Duration {
+	if cur.rate <= 0 {
+		return 0
+	}
+	need := samplesFor(k.wander, k.wanderN, 0.8*math.Ln2/(3*math.Sqrt2))
+	d := max(2*kneeSpan*cur.lat, need/(cur.rate/2)*1e9)
 	if d >= float64(k.window) {
 		return 0
 	}

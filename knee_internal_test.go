@@ -535,3 +535,57 @@ func TestKneeFirstBaseIsNotAWholeWindowLate(t *testing.T) {
 		}
 	}
 }
+
+// Light load from a cold start with a few drops too many (13.5% of the calls, as when calls
+// outlast the timeout at any load): the first window only notes them, the second cuts the limit
+// by their excess, and when the window under that cut does not show whether they are the
+// dependency's own (the calls in flight fell too little to tell), it halves the calls in flight
+// for a window shorter than the configured one: a test. Drops that did not follow the cut then
+// restore the limit after that one window; a queue's drops, which fell with it, keep it down.
+func TestKneeTestsOwnDropsInOneShortWindow(t *testing.T) {
+	const lat = 42 * time.Millisecond
+	for _, own := range []bool{true, false} {
+		k := newKnee(AdaptiveLimitConfig{InitialLimit: 20, MinLimit: 1, MaxLimit: 200, Window: time.Second}).(*kneeLimit)
+		end := time.Unix(0, 0)
+		window := func(d time.Duration, samples, drops, rejected, maxFlight int) {
+			end = end.Add(d)
+			k.Update(WindowSummary{AvgLatency: lat, Samples: samples, Drops: drops, Rejected: rejected,
+				MaxInFlight: maxFlight, Duration: d, End: end})
+		}
+		// 220 calls a second of 42ms: 9.24 calls in flight, at most 17, under a limit of 20.
+		window(time.Second, 220, 30, 0, 17)
+		if got := k.Estimate(); got != 20 {
+			t.Fatalf("own %v: one window of light load with 13.6%% drops: estimate %v, want 20 (the next one decides)", own, got)
+		}
+		window(time.Second, 220, 30, 0, 17)
+		first := k.Estimate()
+		if first >= 20 || first < 9 {
+			t.Fatalf("own %v: the second such window: estimate %v, want a cut by the excess", own, first)
+		}
+		if d := k.nextWindow(); d != 0 {
+			t.Fatalf("own %v: the window after the first cut lasts %v, want a whole one", own, d)
+		}
+		// Under that cut, 8.8 calls in flight: too few fewer to tell.
+		window(time.Second, 210, 28, 10, int(first))
+		cut := k.Estimate()
+		if half := 9.24 / 2; cut < half || cut > half*1.25 {
+			t.Fatalf("own %v: the window under the first cut, drops unchanged: estimate %v, want half the calls in flight with the tolerance (%v to %v)", own, cut, half, half*1.25)
+		}
+		d := k.nextWindow()
+		if d < 20*lat || d >= time.Second {
+			t.Fatalf("own %v: the test window lasts %v, want 20 latencies (%v) or more, less than the configured window", own, d, 20*lat)
+		}
+		// Under half the limit, half as many calls complete; the others are rejected.
+		samples := int(110 * d.Seconds())
+		drops := samples * 135 / 1000
+		if !own {
+			drops = 1
+		}
+		window(d, samples, drops, samples, int(cut))
+		if got := k.Estimate(); own && got < 20 {
+			t.Fatalf("own %v: the test window's drops did not follow the cut: estimate %v, want the limit of 20 back", own, got)
+		} else if !own && got > cut+kneeProbe {
+			t.Fatalf("own %v: the test window's drops fell with the cut: estimate %v, want it kept near %v", own, got, cut)
+		}
+	}
+}
