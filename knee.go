@@ -847,11 +847,17 @@ func (k *kneeLimit) nextWindow() time.Duration { return k.next }
 // then climbs on short windows too (a cold start on a knee of 150 of 2ms calls reached it in
 // 1.1s rather than 3s, one whole window a doubling).
 func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
-	if cur.rate <= 0 {
+	return k.windowFor(1.25*kneeSpan, cur.lat, samplesFor(k.noise, k.noiseN, kneeTolerance/3), cur.rate*k.step)
+}
+
+// windowFor returns the length of a window that holds latencies calls' latencies of lat (ns) and
+// samples completions at rate (per second), whichever is longer: 0 (the configured window) when
+// that is not shorter than it, or when nothing completes.
+func (k *kneeLimit) windowFor(latencies, lat, samples, rate float64) time.Duration {
+	if rate <= 0 {
 		return 0
 	}
-	need := samplesFor(k.noise, k.noiseN, kneeTolerance/3)
-	d := max(1.25*kneeSpan*cur.lat, need/(cur.rate*k.step)*1e9)
+	d := max(latencies*lat, samples/rate*1e9)
 	if d >= float64(k.window) {
 		return 0
 	}
@@ -867,15 +873,7 @@ func (k *kneeLimit) shortWindow(cur kneeWindow) time.Duration {
 // the cut, the long ones and their timeouts first, are a small part of it. 0 (the configured
 // window) when that is as long.
 func (k *kneeLimit) testWindow(cur kneeWindow) time.Duration {
-	if cur.rate <= 0 {
-		return 0
-	}
-	need := samplesFor(k.wander, k.wanderN, 0.8*math.Ln2/(3*math.Sqrt2))
-	d := max(2*kneeSpan*cur.lat, need/(cur.rate/2)*1e9)
-	if d >= float64(k.window) {
-		return 0
-	}
-	return time.Duration(d)
+	return k.windowFor(2*kneeSpan, cur.lat, samplesFor(k.wander, k.wanderN, 0.8*math.Ln2/(3*math.Sqrt2)), cur.rate/2)
 }
 
 // watchesDrops reports whether the next window may end early on its drops (see endsEarly): the
@@ -1073,7 +1071,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 		// window (where calls are long, a drain window is a whole one), nor a small share's,
 		// which drains by whole calls from a few and reads noisily (on the wall clock, a knee
 		// of 8 lost a point of goodput to such shorter drains).
-		if d := k.drainLength(cur); d < k.window {
+		if d := k.drainLength(cur); d > 0 {
 			k.next = d
 		}
 	}
@@ -1101,12 +1099,11 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 // resolves), and kneeSpanDrain latencies, so that the calls admitted before the drain are few
 // of its samples. A drain costs goodput for as long as it lasts (the limit is below the knee);
 // calls of little spread read it from a few hundred samples, exponential calls need the whole
-// window and more.
+// window and more (0: the configured window, see windowFor).
 func (k *kneeLimit) drainLength(cur kneeWindow) time.Duration {
 	// The spread of the drained window's mean that reads its elasticity to within a quarter.
 	n := max(1, samplesFor(k.noise, k.noiseN, kneeElastic/2*-math.Log(1-k.depth)/(3*math.Sqrt2)))
-	rate := cur.rate * (1 - k.depth)
-	return time.Duration(min(float64(k.window), max(kneeSpanDrain*cur.lat, n/max(rate, 1e-9)*1e9)))
+	return k.windowFor(kneeSpanDrain, cur.lat, n, cur.rate*(1-k.depth))
 }
 
 // settleTo begins a drain (or a watch) with a window that lets the calls admitted before it end
