@@ -688,7 +688,8 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		k.calm = min(k.calm, k.atBaseSum/float64(k.atBase))
 		k.ceil = 0
 	}
-	if !cur.binding && !k.started && !cur.drain && (k.moved <= 1 || ratio <= 1+tol) && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
+	grownQueue := k.moved > 1 && cur.lags && k.older.binding && ratio > 1 // see below
+	if !cur.binding && !k.started && !cur.drain && (k.moved <= 1 || ratio <= 1+tol && !grownQueue) && (k.calm <= 1+tol/4 || math.Abs(math.Log(ratio)) <= 2*k.spread(cur.n)) {
 		// Light load, no queue ever seen: the window's latency is the no-load latency, while
 		// the recent windows stay about base or this one is within the noise of it (with few
 		// samples a window, a first base set low by a lucky window keeps their average above
@@ -699,7 +700,12 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		// outlasts 13.5% of the calls, and the next window with as many cut the light
 		// load's limit. Not the window right after a growth whose latency rose beyond the
 		// tolerance: that is the growth's own queue (a startup that doubled the limit past a
-		// closed loop's demand read the queue it made as base).
+		// closed loop's demand read the queue it made as base). Nor, where latency lags a
+		// window, one right after a growth of a limit that bound, whose latency rose at all:
+		// it reads that queue mixed with the calls admitted before the growth, within a
+		// tolerance at its widest while the spread of latency is unknown (calls of 500ms, a
+		// startup that doubled 40 to 80 for a knee of 40 read base 12% high, and the limit
+		// then held that much queue).
 		k.observe(cur.lat, min(k.baseDrop, cur.drops), cur.n, false)
 	}
 	// Under heavy overload (four calls offered or more for each one admitted) a slot that

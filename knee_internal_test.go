@@ -589,3 +589,29 @@ func TestKneeTestsOwnDropsInOneShortWindow(t *testing.T) {
 		}
 	}
 }
+
+// Calls of half a window (500ms): a startup that doubled a limit that bound (40 to 80) past
+// what the load needs stops binding, and the window after it reads the calls admitted before the
+// growth and the growth's own queue together (14% above base, within a tolerance at its widest
+// while the spread of latency is unknown). That is not the no-load latency: base stays. A window
+// that lags after a growth of a limit that did not bind (light load keeping room above its calls
+// in flight) is light load, and teaches base.
+func TestKneeLaggingWindowAfterAGrowthFromABindingLimitDoesNotTeachBase(t *testing.T) {
+	for _, tc := range []struct {
+		what      string
+		bound     bool
+		wantMoved bool
+	}{
+		{"grown from a limit that bound", true, false},
+		{"grown from a limit that did not bind", false, true},
+	} {
+		k := newKnee(AdaptiveLimitConfig{InitialLimit: 80, MinLimit: 1, MaxLimit: 200, Window: time.Second}).(*kneeLimit)
+		k.base, k.varb, k.calm, k.flow, k.step = 500e6, 0.01, 1, 80, 2
+		k.prev = kneeWindow{lat: 500e6, n: 80, rate: 80, binding: tc.bound, touched: true, limit: 40, lags: true}
+		k.Update(WindowSummary{AvgLatency: 570 * time.Millisecond, Samples: 80, Rejected: 1, MaxInFlight: 78,
+			Duration: time.Second, End: time.Unix(1000, 0)})
+		if moved := k.base != 500e6; moved != tc.wantMoved {
+			t.Errorf("%s: base %.0fms after a lagging window at 570ms, want it moved: %v", tc.what, k.base/1e6, tc.wantMoved)
+		}
+	}
+}
