@@ -727,7 +727,10 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	}
 	if clearWindow && k.clear < 2 && k.queueVanished(cur) {
 		// The first clear window, not yet a row: it shows what a row would (see queueVanished).
+		// The last queue is behind the knee now: forget it, or the probe near it (below)
+		// would climb to the new knee by a constant step a window.
 		k.clear = kneeRose
+		k.ceil = 0
 	}
 	if cur.binding && ratio > hold && toLimit(cur.limit) >= toLimit(k.older.limit) {
 		// A queue under a limit that was not just cut (the window after a cut may still

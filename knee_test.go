@@ -452,6 +452,36 @@ func TestKneeQueueThatVanishesUnderItsLimitDoublesIt(t *testing.T) {
 	}
 }
 
+// A queue that vanishes under its limit also puts the last queue behind the knee: near it, an
+// unconfirmed base would otherwise probe by a constant step a window (base may be too high, see
+// TestKneeConfirmedBaseGrowsAtOnceNearTheLastQueue), and a knee that rose would take many
+// windows to reach. Here the limit probes back up to the one that queued, one window there is
+// held (latency within the tolerance's upper half ends the row of clear windows), and the next
+// is at base: the queue vanished under the limit at which it was seen.
+func TestKneeQueueThatVanishesNearItsLimitForgetsIt(t *testing.T) {
+	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{}) // base unconfirmed: no drain yet
+	queued := r.alg.Estimate()
+	r.bound(scale(kneeBase, 1.3)) // a queue: a cut, and the limit remembers where it was seen
+	for i := 0; r.alg.Estimate() < queued; i++ {
+		before := r.alg.Estimate()
+		r.bound(kneeBase)
+		if got := r.alg.Estimate(); i > 0 && math.Abs(got-(before+kneeProbeUp)) > 1e-9 && got < queued {
+			t.Fatalf("clear window %d below the last queue, base unconfirmed: estimate %v -> %v, want a probe of %v", i+1, before, got, kneeProbeUp)
+		}
+	}
+	r.bound(scale(kneeBase, 1.04)) // within the tolerance, not clear: ends the row
+	before := r.alg.Estimate()
+	r.bound(kneeBase)
+	if after := r.alg.Estimate(); math.Abs(after-2*before) > 1e-9 {
+		t.Fatalf("the queue vanished under its limit: estimate %v -> %v, want doubled, not a probe of %v", before, after, kneeProbeUp)
+	}
+	doubled := r.alg.Estimate()
+	r.bound(kneeBase)
+	if after := r.alg.Estimate(); after < 1.25*doubled-1e-9 {
+		t.Fatalf("a second clear window after the queue vanished: estimate %v -> %v, want growth of 25%% or more, not a probe", doubled, after)
+	}
+}
+
 // A growth of the limit that latency did not follow, from a window at base to one at base,
 // confirms base as a drain would: the window before was below the knee. Here the startup's
 // doubling from 20 to 40 keeps latency at base; after a queue, the second clear window near it
