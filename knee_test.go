@@ -455,9 +455,9 @@ func TestKneeQueueThatVanishesUnderItsLimitDoublesIt(t *testing.T) {
 // A queue that vanishes under its limit also puts the last queue behind the knee: near it, an
 // unconfirmed base would otherwise probe by a constant step a window (base may be too high, see
 // TestKneeConfirmedBaseGrowsAtOnceNearTheLastQueue), and a knee that rose would take many
-// windows to reach. Here the limit probes back up to the one that queued, one window there is
-// held (latency within the tolerance's upper half ends the row of clear windows), and the next
-// is at base: the queue vanished under the limit at which it was seen.
+// windows to reach. Here the limit climbs back past the one that queued, one window there reads
+// a little above base (neither clear nor a queue: it ends the row of clear windows), and the
+// next is at base: the queue vanished under a limit as high as the one it was seen at.
 func TestKneeQueueThatVanishesNearItsLimitForgetsIt(t *testing.T) {
 	r := kneeAtBase(t, r4c.AdaptiveLimitConfig{}) // base unconfirmed: no drain yet
 	queued := r.alg.Estimate()
