@@ -24,7 +24,9 @@ import (
 //     within it holds; latency at base grows the limit, faster the longer it stays there.
 //   - Timeouts and other drops above the share seen without load cut the limit too; after a
 //     growth, or once base is confirmed, drops far above that share end the window at once (see
-//     watchesDrops).
+//     watchesDrops). Drops that cuts do not lower, or that come steady from a cold start under
+//     light load while latency does not rise, are the dependency's own (see ownDrops and
+//     steadyDrops): they set that share instead.
 //   - A window in which the limit did not bind changes it only to keep room above the calls
 //     in flight (light load is never rejected), or, when the dependency queues, to bring it
 //     down to them (a replica whose limit does not bind takes more than its share).
@@ -146,6 +148,7 @@ const (
 	kneeEarly        = 20    // samples a window holds at least before its drops may end it early
 	kneeSettle       = 1.25  // latencies a drain lets the calls admitted before it end, where calls are long, before its window starts
 	kneeWarm         = 3     // latencies from the start a window after the first starts at least before it measures base
+	kneeSteady       = 0.1   // how far (log) latency may move between two windows of drops that are the dependency's own
 	kneeSettleLag    = 4     // a window shorter than this many latencies holds a quarter or more of calls admitted before it
 )
 
@@ -203,6 +206,28 @@ func (k *kneeLimit) unresolved(w WindowSummary) bool {
 		return false
 	}
 	return math.Log(float64(max(1, w.AvgLatency))/k.expected()) < 3*sd+kneeMaxTolerance
+}
+
+// steadyDrops reports whether two consecutive windows show the same share of drops (within two
+// standard deviations of the difference), with latency within kneeSteady of each other and the
+// calls in flight not rising by more than that and two standard deviations of the difference of
+// two counts of calls (Poisson: the first window of a cold start held 13% fewer calls than the
+// second under the same light load): drops that a queue does not explain. Windows of fewer
+// than kneeEarly calls do not tell.
+func steadyDrops(a, b kneeWindow) bool {
+	if a.n < kneeEarly || b.n < kneeEarly {
+		return false // a window of a few calls says little by its drops (see decide)
+	}
+	_, sd := pooledDrops(a, b)
+	return math.Abs(math.Log(b.lat/a.lat)) < kneeSteady && math.Log(b.conc/a.conc) < kneeSteady+2*math.Sqrt(1/a.n+1/b.n) &&
+		math.Abs(b.drops-a.drops) < 2*sd
+}
+
+// pooledDrops returns the share of drops of two windows together, and the standard deviation
+// of the difference of their shares were both drawn from it.
+func pooledDrops(a, b kneeWindow) (share, sd float64) {
+	p := (a.drops*a.n + b.drops*b.n) / (a.n + b.n)
+	return p, math.Sqrt(p * (1 - p) * (1/a.n + 1/b.n))
 }
 
 // dropShare returns the share of a window's samples that were drops (0 without samples).
@@ -270,6 +295,16 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 	if dropped && !k.dropped && light {
 		k.dropped = true
 		dropped = false
+	} else if dropped && k.dropped && light && k.base == 0 && k.dropCut.w.n == 0 && steadyDrops(prev, cur) {
+		// Before base is measured, two windows of light load in a row with the same share of
+		// drops, and neither latency nor the calls in flight rising: no queue is building,
+		// and the drops are the dependency's own (calls whose work outlasts the timeout).
+		// Their share is the share without load. Cutting on them, and then testing the cut
+		// (see ownDrops), rejected 1.4% of a light load's calls in its first seconds; a
+		// queue that builds at a cold start shows in the second window's latency. Only where
+		// a row of cuts would begin: once it has, ownDrops reads the cuts.
+		k.baseDrop, _ = pooledDrops(prev, cur)
+		dropped, k.dropped = false, false
 	} else if !dropped {
 		k.dropped = false
 	}
@@ -492,8 +527,7 @@ func (k *kneeLimit) ownDrops(cur kneeWindow) (float64, bool) {
 	if -cut <= max(0.04, 3*math.Sqrt2*k.wanderSpread(min(a.n, cur.n))) {
 		return 0, false
 	}
-	p := (a.drops*a.n + cur.drops*cur.n) / (a.n + cur.n)
-	sd := math.Sqrt(p * (1 - p) * (1/a.n + 1/cur.n))
+	p, sd := pooledDrops(a, cur)
 	return p, cur.drops > a.drops-2*sd && math.Log(cur.lat/a.lat)/cut < kneeElastic/2
 }
 

@@ -1085,7 +1085,8 @@ func TestKneeFewExtraDropsUnderLightLoadCountTwiceInARow(t *testing.T) {
 
 // Before base is measured, a few more drops than chance allows under a limit that does not bind
 // count only when the next window has them too: with a slow dependency under light load, a
-// window of 40 calls may have 7 that outlast the timeout.
+// window of 40 calls may have 7 that outlast the timeout. The second window counts them when a
+// queue is building: its latency rose (here by 20%).
 func TestKneeFewExtraDropsBeforeBaseCountTwiceInARow(t *testing.T) {
 	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
 	r.lightDrops(0.12)
@@ -1095,9 +1096,26 @@ func TestKneeFewExtraDropsBeforeBaseCountTwiceInARow(t *testing.T) {
 		t.Fatalf("12%% drops in two windows apart, under light load, before base: base %v, estimate %v, want none and 20 kept",
 			r.alg.NoLoadLatency(), r.alg.Estimate())
 	}
-	r.lightDrops(0.12)
+	n := int(10 / kneeBase.Seconds())
+	r.feed(r4c.WindowSummary{AvgLatency: scale(kneeBase, 1.2), MaxInFlight: 12, Samples: n, Drops: int(0.12 * float64(n)), Dropped: true})
 	if r.alg.Estimate() >= 20 {
-		t.Fatalf("12%% drops in two windows in a row, under light load, before base: estimate %v, want a cut", r.alg.Estimate())
+		t.Fatalf("12%% drops in two windows in a row, under light load, before base, latency rising by 20%%: estimate %v, want a cut", r.alg.Estimate())
+	}
+}
+
+// Before base is measured, two windows of light load in a row with the same share of drops, and
+// latency and the calls in flight steady: no queue builds, and the drops are the dependency's
+// own (calls that outlast the timeout). Nothing is cut or tested; their share becomes the share
+// without load, so later windows with as many are not cut either. Before, the second window cut
+// the limit by the excess and the third tested the cut at half the calls in flight: 1.4% of a
+// light load's calls rejected in its first seconds.
+func TestKneeSteadyDropsFromTheStartAreTheDependencysOwn(t *testing.T) {
+	r := newKneeRun(t, r4c.AdaptiveLimitConfig{InitialLimit: 20, MaxLimit: 200})
+	for i := range 6 {
+		r.lightDrops(0.135)
+		if got := r.alg.Estimate(); got < 20 {
+			t.Fatalf("window %d of light load with 13.5%% steady drops from the start: estimate %v, want no cut below 20", i+1, got)
+		}
 	}
 }
 
