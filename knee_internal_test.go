@@ -178,11 +178,12 @@ func TestKneeDrainStartsAtTheGridsBoundary(t *testing.T) {
 	}
 }
 
-// A drain costs goodput while it lasts: once base is confirmed, a drain window under a limit that
-// binds lasts only as long as it needs, fifteen latencies or the samples that read its elasticity
-// to within a quarter, whichever is longer, and never longer than the configured window. Calls of
-// little spread read it from a few hundred samples; exponential calls need the whole window. A
-// small share (a limit below 10) drains for a whole window.
+// A drain costs goodput while it lasts: a drain window under a limit that binds lasts only as long
+// as it needs, fifteen latencies or the samples that read base within the tolerance for
+// exponential calls (about 400), whichever is longer, and never longer than the configured
+// window. Once base is confirmed, calls of little spread need fewer samples, those that read the
+// drain's elasticity to within a quarter; before, the drain is cut short only to half a window
+// or less. A small share (a limit below 10) drains for a whole window.
 func TestKneeDrainWindowIsOnlyAsLongAsItNeeds(t *testing.T) {
 	grid := time.Unix(1000*10+10, 0) // a boundary of the drain grid (every 10s)
 	for _, tc := range []struct {
@@ -196,8 +197,12 @@ func TestKneeDrainWindowIsOnlyAsLongAsItNeeds(t *testing.T) {
 		{"calls of ±10%, 54ms", 40, 0.06, 54e6, true, 810 * time.Millisecond},
 		{"calls of ±10%, 20ms", 40, 0.06, 20e6, true, 300 * time.Millisecond},
 		{"calls of ±10%, 80ms (fifteen latencies are more than the window)", 40, 0.06, 80e6, true, 0},
-		{"exponential calls", 40, 1, 54e6, true, 0},
-		{"base not confirmed", 40, 0.06, 54e6, false, 0},
+		{"exponential calls: fifteen latencies", 40, 1, 54e6, true, 810 * time.Millisecond},
+		{"exponential calls, a limit of 20: the samples for half the tolerance", 20, 1, 20e6, true, 475341651},
+		{"exponential calls, 80ms (fifteen latencies are more than the window)", 40, 1, 80e6, true, 0},
+		{"base not confirmed: the samples for exponential calls, whatever the spread learned", 20, 0.06, 10e6, false, 237670825},
+		{"base not confirmed, 4ms calls: fifteen latencies", 40, 0.06, 4e6, false, 60 * time.Millisecond},
+		{"base not confirmed, more than half a window", 40, 0.06, 54e6, false, 0},
 		{"a small share", 9, 0.06, 54e6, true, 0},
 		{"a limit of 10", 10, 0.06, 54e6, true, 810 * time.Millisecond},
 	} {
