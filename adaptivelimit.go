@@ -74,6 +74,8 @@ type AdaptiveLimitHandle struct {
 	// nil: every window is then windowNanos long.
 	sizer         windowSizer
 	watchDrops    bool  // the sizer asked at the window's start to be asked at each drop (see windowSizer); under mu
+	readEvery     int64 // the sizer asked at the window's start to read it every this many ns before its end (see windowSizer); 0: never
+	fullEnd       int64 // Nanotime at which the current window ends; windowEnd is earlier while the sizer reads it before (see readEvery)
 	spillSum      int64 // samples moved out of the packed word, still in the current window
 	spillCount    int64
 	spillDrop     bool
@@ -130,13 +132,16 @@ func makeAdaptiveLimit(reg *Registry, id string, cfg AdaptiveLimitConfig) *Adapt
 		l.guard = g
 	}
 	l.sizer, _ = l.alg.(windowSizer)
+	if l.sizer != nil {
+		l.readEvery = int64(l.sizer.readsEvery())
+	}
 	if cfg.MaxLimit <= maxPackedLimit {
 		l.lockedAbove = (1 << 43) / int64(cfg.MaxLimit)
 	}
 	l.limit.Store(int64(cfg.InitialLimit))
 	if l.enabled {
 		l.windowStart = l.nanotime()
-		l.windowEnd.Store(l.windowStart + l.windowNanos)
+		l.setEnd(l.windowStart+l.windowNanos, l.windowStart)
 	}
 	return l
 }
@@ -284,11 +289,22 @@ func (l *AdaptiveLimitHandle) recordLocked(now, lat int64, drop bool) {
 		l.spillDrops++
 		if l.watchDrops {
 			if n := l.spillCount + int64(l.window.Load()&countMask); n >= l.minSamples && l.sizer.endsEarly(int(n), int(l.spillDrops)) {
-				l.windowEnd.Store(min(l.windowEnd.Load(), now))
+				l.setEnd(min(l.fullEnd, now), now)
 			}
 		}
 	}
 	l.mu.Unlock()
+}
+
+// setEnd sets the end of the current window at end, under mu, at now. Where the sizer reads the
+// window before its end (readEvery), the window first ends readEvery after now, or at end if
+// that is sooner: a reading (see endWindow).
+func (l *AdaptiveLimitHandle) setEnd(end, now int64) {
+	l.fullEnd = end
+	if l.readEvery > 0 {
+		end = min(end, now+l.readEvery)
+	}
+	l.windowEnd.Store(end)
 }
 
 func (l *AdaptiveLimitHandle) spillLocked() {
@@ -309,21 +325,23 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 		return
 	}
 	l.spillLocked()
-	if l.spillCount < l.minSamples {
+	if now < l.fullEnd {
+		// A reading before the window's end, which the sizer asked for (see windowSizer): the
+		// window ends here if it says so, and goes on to the next reading otherwise.
+		if l.spillCount < max(1, l.minSamples) || !l.sizer.endsAt(l.summaryLocked(now, l.rejected.Load())) {
+			l.setEnd(l.fullEnd, now)
+			l.mu.Unlock()
+			return
+		}
+	} else if l.spillCount < l.minSamples {
 		// Too few samples: extend by one Window; they count when it ends.
-		l.windowEnd.Store(end + l.windowNanos)
+		l.setEnd(end+l.windowNanos, now)
 		l.mu.Unlock()
 		return
 	}
 	count := l.spillCount
-	avg := l.spillSum / count
-	if avg < 1 {
-		avg = 1 // a manual clock can measure 0ns, and Gradient2 divides by the latency
-	}
 	rejected := l.rejected.Load()
-	summary := WindowSummary{AvgLatency: time.Duration(avg), MaxInFlight: int(l.maxInFlight.Load()), Dropped: l.spillDrop,
-		Samples: int(count), Drops: int(l.spillDrops), Rejected: int(rejected - l.rejectedStart),
-		Duration: time.Duration(now - l.windowStart), End: l.clock.Now()}
+	summary := l.summaryLocked(now, rejected)
 	old := l.limit.Load()
 	var limit int64
 	if l.guard != nil && dropGuarded(count, l.spillDrops) {
@@ -344,8 +362,9 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 			next = d
 		}
 		l.watchDrops = l.sizer.watchesDrops()
+		l.readEvery = int64(l.sizer.readsEvery())
 	}
-	l.windowEnd.Store(now + next)
+	l.setEnd(now+next, now)
 	l.windows++
 	l.windowLatency = summary.AvgLatency
 	l.windowSamples = count
@@ -359,6 +378,19 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 	if limit != old && l.reg.observed {
 		l.reg.publish(Event{Type: EventLimitChanged, Kind: KindAdaptiveLimit, Instance: l.id, OldLimit: int(old), Limit: int(limit)})
 	}
+}
+
+// summaryLocked returns the current window's summary at now, rejected being the count of
+// rejections so far; under mu, with the window's samples spilled (see spillLocked) and at least
+// one of them.
+func (l *AdaptiveLimitHandle) summaryLocked(now, rejected int64) WindowSummary {
+	avg := l.spillSum / l.spillCount
+	if avg < 1 {
+		avg = 1 // a manual clock can measure 0ns, and Gradient2 divides by the latency
+	}
+	return WindowSummary{AvgLatency: time.Duration(avg), MaxInFlight: int(l.maxInFlight.Load()), Dropped: l.spillDrop,
+		Samples: int(l.spillCount), Drops: int(l.spillDrops), Rejected: int(rejected - l.rejectedStart),
+		Duration: time.Duration(now - l.windowStart), End: l.clock.Now()}
 }
 
 // dropGuardShare sets the drop guard's threshold: a window is overloaded for Gradient2 when

@@ -55,10 +55,19 @@ type AdaptiveAlgorithm interface {
 // show overload, rather than let a limit that grew into timeouts, or a capacity that fell under
 // it, run a whole window. Asking once a window keeps the interface call off the drops of windows
 // that do not watch them.
+// Likewise, after each Update (and before the first window), the engine asks how often the next
+// window is to be read before its end (readsEvery; 0: never); if it is, the engine asks at each
+// such reading (at the first call to end after it, as at a window's end) whether the window ends
+// there (endsAt, given its summary so far): Knee reads its first window every twentieth of
+// Window, and ends it once it has read base where the initial limit holds back as many calls as
+// it serves, rather than reject them for a whole window. Readings keep the question off the path
+// of every call.
 type windowSizer interface {
 	nextWindow() time.Duration
 	watchesDrops() bool
 	endsEarly(samples, drops int) bool
+	readsEvery() time.Duration
+	endsAt(w WindowSummary) bool
 }
 
 // NewAdaptiveAlgorithm returns the algorithm that cfg selects, resolved over the built-in

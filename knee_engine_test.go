@@ -447,3 +447,53 @@ func TestKneeEngineDrainsLetLongCallsEndFirst(t *testing.T) {
 		t.Errorf("the limit averaged %.1f over the last two minutes, want 44 (1.1 times the knee of 40) at most", mean)
 	}
 }
+
+// firstWindowEnd runs a Knee limit (initial limit 20) under a steady demand of calls of 10ms on a
+// knee of 64, one call every gap, until its first window ends, and returns when it ended and how
+// many calls the limit had rejected by then.
+func firstWindowEnd(t *testing.T, gap time.Duration) (time.Duration, int64) {
+	t.Helper()
+	m := newKneeSim(t, gap, 10*time.Millisecond, 64)
+	for m.now < 3*time.Second {
+		m.run(m.now + time.Millisecond)
+		if s := m.h.Snapshot(); s.Windows > 0 {
+			return m.now, s.Rejected
+		}
+	}
+	t.Fatal("no window ended within 3s")
+	return 0, 0
+}
+
+// A light load of 40 calls in flight on a knee of 64, from the initial limit of 20: the limit
+// holds back as many calls as it serves. Its first window, read every 50ms, ends as soon as it
+// has read the no-load latency (12.5 latencies and about 400 samples, see kneeLimit.endsAt), not
+// after a whole Window of rejecting half the calls the dependency could serve; where the limit
+// holds back few calls (21 in flight), the first window is a whole one.
+func TestKneeEngineFirstWindowEndsOnceItHasReadWhenTheLimitHoldsBackHalf(t *testing.T) {
+	end, rejected := firstWindowEnd(t, 250*time.Microsecond) // 4000 calls a second: 40 in flight
+	if end > 260*time.Millisecond || end < 250*time.Millisecond {
+		t.Errorf("the first window ended at %v with %d calls rejected: want at the first reading after it holds 404 samples (2000 a second: 202ms), at 250ms", end, rejected)
+	}
+	if rejected > 600 {
+		t.Errorf("%d calls rejected in the first window: want 600 at most (a whole window rejects 2000)", rejected)
+	}
+	end, rejected = firstWindowEnd(t, 476*time.Microsecond) // 21 in flight
+	if rejected == 0 {
+		t.Fatal("no call rejected: the scenario does not test what it says")
+	}
+	if end < time.Second {
+		t.Errorf("the first window ended at %v with %d calls rejected (about one in 21): want a whole window (1s)", end, rejected)
+	}
+}
+
+// A window read before its end (Knee's first, every 50ms) still ends at the first call to end at
+// or after its end, even where that call comes after a reading that fell due before the end: one
+// call every 90ms, of 10ms, ends at 910ms (the window is then next read at 960ms) and at 1s. The
+// readings before it holds MinWindowSamples (10) go on to the next reading: extended by a whole
+// Window, as a window's end with too few samples is, it would end at 2s.
+func TestEngineReadWindowEndsAtItsEnd(t *testing.T) {
+	end, _ := firstWindowEnd(t, 90*time.Millisecond)
+	if end != time.Second {
+		t.Fatalf("the first window ended at %v, want 1s (the first call to end at or after it)", end)
+	}
+}

@@ -623,3 +623,36 @@ func TestKneeLaggingWindowAfterAGrowthFromABindingLimitDoesNotTeachBase(t *testi
 		}
 	}
 }
+
+// The first window, read every twentieth of the window, ends once it has read the no-load
+// latency (12.5 latencies, and the samples for a standard deviation of its mean of half the
+// tolerance with exponential calls: about 400) where the limit holds back as many calls as it
+// serves; not where it holds back fewer, and no window after the first is read early.
+func TestKneeFirstWindowEndsOnceItHasRead(t *testing.T) {
+	k := newKnee(AdaptiveLimitConfig{InitialLimit: 20, MinLimit: 1, MaxLimit: 200, Window: time.Second}).(*kneeLimit)
+	if got := k.readsEvery(); got != 50*time.Millisecond {
+		t.Fatalf("the first window is read every %v, want 50ms", got)
+	}
+	lat := 10 * time.Millisecond
+	for _, tc := range []struct {
+		what     string
+		samples  int
+		rejected int
+		elapsed  time.Duration
+		want     bool
+	}{
+		{"read, half the calls held back", 405, 405, 200 * time.Millisecond, true},
+		{"too few samples", 400, 400, 200 * time.Millisecond, false},
+		{"too few latencies", 405, 405, 120 * time.Millisecond, false},
+		{"fewer calls held back than served", 405, 404, 200 * time.Millisecond, false},
+	} {
+		w := WindowSummary{AvgLatency: lat, Samples: tc.samples, Rejected: tc.rejected, MaxInFlight: 20, Duration: tc.elapsed}
+		if got := k.endsAt(w); got != tc.want {
+			t.Errorf("%s: ends %v, want %v", tc.what, got, tc.want)
+		}
+	}
+	k.Update(WindowSummary{AvgLatency: lat, Samples: 405, Rejected: 405, MaxInFlight: 20, Duration: 200 * time.Millisecond, End: time.Unix(1000, 0)})
+	if got := k.readsEvery(); got != 0 {
+		t.Errorf("the second window is read every %v, want never (0)", got)
+	}
+}
