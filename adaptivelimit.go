@@ -335,7 +335,7 @@ func (l *AdaptiveLimitHandle) endWindow(now int64) {
 		}
 	} else if l.spillCount < l.minSamples {
 		// Too few samples: extend by one Window; they count when it ends.
-		l.setEnd(end+l.windowNanos, now)
+		l.setEnd(l.fullEnd+l.windowNanos, now)
 		l.mu.Unlock()
 		return
 	}

@@ -497,3 +497,18 @@ func TestEngineReadWindowEndsAtItsEnd(t *testing.T) {
 		t.Fatalf("the first window ended at %v, want 1s (the first call to end at or after it)", end)
 	}
 }
+
+// A window read before its end that has too few samples at its end is extended by a whole Window
+// from its end, as any window is, not from the reading that fell due before it: one call every
+// 90ms, of 10ms, with MinWindowSamples 20 holds 11 samples at 1s (the call ending then passes the
+// reading due at 960ms), so the window goes on to 2s and ends with the call that ends at 2.08s.
+func TestEngineReadWindowWithTooFewSamplesIsExtendedFromItsEnd(t *testing.T) {
+	cfg := r4c.AdaptiveLimitConfig{Algorithm: r4c.Knee, InitialLimit: 20, MaxLimit: 200, MinWindowSamples: 20}
+	m := newKneeSimWith(t, cfg, 90*time.Millisecond, 10*time.Millisecond, 64)
+	for m.now < 3*time.Second && m.h.Snapshot().Windows == 0 {
+		m.run(m.now + time.Millisecond)
+	}
+	if m.now != 2080*time.Millisecond {
+		t.Fatalf("the first window ended at %v, want 2.08s (the first call to end after 2s)", m.now)
+	}
+}
