@@ -960,8 +960,13 @@ func (k *kneeLimit) readsEvery() time.Duration {
 // initial limit may read low (see docs/adaptive-limit.md, "first window read early").
 func (k *kneeLimit) endsAt(w WindowSummary) bool {
 	n := float64(w.Samples)
-	return float64(w.Duration) >= 1.25*kneeSpan*float64(w.AvgLatency) && n >= samplesFor(1, 1, kneeTolerance/2) && w.Rejected >= w.Samples
+	return float64(w.Duration) >= 1.25*kneeSpan*float64(w.AvgLatency) && n >= kneeBaseSamples && w.Rejected >= w.Samples
 }
+
+// kneeBaseSamples is how many samples read base within the tolerance whatever the spread: those
+// for a standard deviation of a window's mean of half the tolerance with exponential calls (about
+// 400). The first window read early (see endsAt) and a drain (see drainLength) hold as many.
+var kneeBaseSamples = samplesFor(1, 1, kneeTolerance/2)
 
 // smallShare reports whether a limit is below 10, where its one call of slack is more than the
 // tolerance: most often a replica's share. The replicas' drains, kept down and, until they
@@ -1178,7 +1183,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 // variant's goodput 97.6% to 91.1% (see docs/adaptive-limit.md, "drain").
 func (k *kneeLimit) drainLength(cur kneeWindow) time.Duration {
 	rate := cur.rate * (1 - k.depth)
-	n := samplesFor(1, 1, kneeTolerance/2)
+	n := kneeBaseSamples
 	if !k.confirmed {
 		if d := k.windowFor(kneeSpanDrain, cur.lat, n, rate); d <= k.window/2 {
 			return d
