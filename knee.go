@@ -983,7 +983,102 @@ func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, q
 	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 {
 		return 1 + tol/4, 1 + tol/2, 1 + tol*kneeCutTarget/2
 	}
+	tol = max(tol, k.lossTolerance(cur, w))
 	return 1 + tol/2, 1 + tol, 1 + tol*kneeCutTarget
+}
+
+// lossTolerance returns the tolerance a window's calls arriving at random ask of a limit that
+// rejects what it cannot admit (0 where they ask for none): the latency, over base, of the
+// lowest limit that carries kneeLossGoodput of the load the dependency can serve, where that
+// limit is above the window's (see lossModel). A limit at the knee leaves workers idle whenever
+// arrivals bunch and then pause, and the calls it rejected meanwhile are lost: under moderate
+// overload (1.3 times a knee of 24) 5 calls of queue keep 98% of the goodput, at 11.5% of
+// latency, above the lower half of a tolerance of 10%, where the limit stops growing. Only
+// where the window tells the dependency's workers apart: a limit that binds (its rejections are the model's
+// evidence), whose latency does not lag a window, that is not a small share (a replica's
+// rejections count the slots the other replicas leave it, not the workers: its extra queue
+// adds up with theirs), and whose base a drain confirmed (a cold start's base, measured through
+// the queue, reads the load offered in base latencies low). At most kneeMaxTolerance.
+func (k *kneeLimit) lossTolerance(cur kneeWindow, w WindowSummary) float64 {
+	if !cur.binding || cur.lags || smallShare(k.est) || !k.confirmed || k.suspect || w.Duration <= 0 {
+		return 0
+	}
+	offered := float64(w.Samples + w.Rejected)
+	load := offered / float64(w.Duration) * k.expected()
+	at, lat := lossModel(toLimit(cur.limit), load, float64(w.Rejected)/offered)
+	if at <= toLimit(cur.limit) {
+		return 0
+	}
+	return min(kneeMaxTolerance, (lat-1)/kneeCutTarget) // a cut aims at base*(1+tol*kneeCutTarget)
+}
+
+const (
+	// kneeLossGoodput is the share of the load the dependency can serve that lossTolerance
+	// asks a limit to carry.
+	kneeLossGoodput = 0.98
+	// kneeLossReach caps the limit lossModel asks for at this many times the workers it
+	// inferred: the limits of a small knee of noisy calls (8 workers under 2x overload) then
+	// wander past 1.5 times it less often (see docs/adaptive-limit.md, "loss tolerance").
+	kneeLossReach = 1.3
+)
+
+// lossModel reads a window as an M/M/c/limit system: Poisson arrivals of load (in calls of base
+// latency), c workers, and at most limit calls in the system, the rest rejected and lost (a
+// limit over a pool of workers with a queue; processor sharing has the same throughput and mean
+// latency). It takes for c the fewest workers that would reject no more than the window's
+// rejected share did under that limit, and returns the lowest limit, up to 4c, at which the
+// model carries kneeLossGoodput of min(load, c), at most kneeLossReach times c, with the mean
+// latency over base at the limit that carries it (0 and 1 where no limit up to 4c does).
+func lossModel(limit int, load, rejected float64) (at int, lat float64) {
+	lo, hi := 1, limit
+	for lo < hi { // rejection falls as workers are added
+		mid := (lo + hi) / 2
+		if lossRejected(mid, limit, load) <= rejected {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	c := lo
+	want := kneeLossGoodput * min(load, float64(c))
+	var m lossStates
+	for n := 1; n <= 4*c; n++ {
+		m.add(n, c, load)
+		if n >= c && m.busy >= want*m.z {
+			return min(n, int(kneeLossReach*float64(c))), m.flight / m.busy
+		}
+	}
+	return 0, 1
+}
+
+// lossRejected returns the share of the calls an M/M/c/limit system rejects at a load: the
+// probability that it holds limit calls.
+func lossRejected(c, limit int, load float64) float64 {
+	var m lossStates
+	for n := 1; n <= limit; n++ {
+		m.add(n, c, load)
+	}
+	return m.p / m.z
+}
+
+// lossStates sums the states of an M/M/c/limit system up to a limit, one state at a time: the
+// weight p of the last (that of no call is 1, and p(n) = p(n-1) x load / min(n, c)), the total
+// weight z of the states so far, and the weighted busy workers and calls in the system.
+type lossStates struct{ p, z, busy, flight float64 }
+
+// add adds the state of n calls. The sums are scaled down together where they grow large
+// (heavy load over many states): only their ratios count.
+func (m *lossStates) add(n, c int, load float64) {
+	if n == 1 {
+		m.p, m.z = 1, 1 // the state of no call
+	}
+	m.p *= load / float64(min(n, c))
+	m.z += m.p
+	m.busy += m.p * float64(min(n, c))
+	m.flight += m.p * float64(n)
+	if m.z > 1e200 {
+		m.p, m.z, m.busy, m.flight = m.p/1e200, m.z/1e200, m.busy/1e200, m.flight/1e200
+	}
 }
 
 // recovered reports whether the load fell to light load: kneeRecovered windows in a row about

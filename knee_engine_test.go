@@ -261,9 +261,11 @@ func onDrainGrid(t, within time.Duration) bool { return t%(10*time.Second) <= wi
 // windows of the wall clock): the window before it is cut short to end there. Replicas of a
 // service, whose windows drift each their own way, then drain over the same second.
 func TestKneeEngineDrainsStartAtTheGridsBoundary(t *testing.T) {
-	// One call every 1.3ms, 60ms each without load: a demand of about 46 calls in flight,
-	// above a knee of 40, so the limit binds and drains; windows end on calls, off the grid.
-	m := newKneeSim(t, 1300*time.Microsecond, 60*time.Millisecond, 40)
+	// One call every 1.2ms, 60ms each without load: a demand of 50 calls in flight,
+	// above a knee of 40 by more than the queue the tolerance of losses allows (see
+	// kneeLimit.lossTolerance), so the limit binds and drains; windows end on calls, off the
+	// grid.
+	m := newKneeSim(t, 1200*time.Microsecond, 60*time.Millisecond, 40)
 	var starts []time.Duration // when each window started
 	var limits []int           // the limit during each window
 	windows := m.h.Snapshot().Windows

@@ -656,3 +656,111 @@ func TestKneeFirstWindowEndsOnceItHasRead(t *testing.T) {
 		t.Errorf("the second window is read every %v, want never (0)", got)
 	}
 }
+
+// erlangB is the Erlang B formula by its textbook recursion: the share of calls a loss system
+// of c workers and no queue rejects at a load of a (in calls of one service time).
+func erlangB(c int, a float64) float64 {
+	b := 1.0
+	for n := 1; n <= c; n++ {
+		b = a * b / (float64(n) + a*b)
+	}
+	return b
+}
+
+// The loss model's states: without a queue (the limit at the workers) it rejects what Erlang B
+// says; one worker and a queue reject what M/M/1/K does; and a heavy load over many states
+// neither overflows nor loses its ratios.
+func TestKneeLossModelRejectsAsErlangB(t *testing.T) {
+	for _, tc := range []struct {
+		c int
+		a float64
+	}{{1, 0.5}, {10, 10}, {24, 31.2}, {40, 60}, {200, 1000}} {
+		if got, want := lossRejected(tc.c, tc.c, tc.a), erlangB(tc.c, tc.a); math.Abs(got-want) > 1e-9*max(1, want) {
+			t.Errorf("c=%d a=%v: rejected %v, want Erlang B %v", tc.c, tc.a, got, want)
+		}
+	}
+	for _, k := range []int{1, 3, 10} {
+		rho := 0.8
+		want := (1 - rho) * math.Pow(rho, float64(k)) / (1 - math.Pow(rho, float64(k+1)))
+		if got := lossRejected(1, k, rho); math.Abs(got-want) > 1e-12 {
+			t.Errorf("M/M/1/%d at 0.8: rejected %v, want %v", k, got, want)
+		}
+	}
+	if got := lossRejected(200, 800, 1000); math.IsNaN(got) || got < 0.79 || got > 0.81 {
+		t.Errorf("200 workers, limit 800, load 1000: rejected %v, want about 0.8", got)
+	}
+}
+
+// The loss model infers the workers from the share the limit rejected and asks for the queue
+// that keeps them busy: 1.3 times a knee of 24 needs 5 calls of queue for 98% of the goodput,
+// at 11.5% of latency; 1.5 times a knee of 40 needs 2 or 3, at 2% to 4%; 3 times
+// it almost none. A limit below the workers cannot see past itself: it is read as the
+// workers, and asked to grow. The limit it asks for is capped at 1.3 times the workers.
+func TestKneeLossModelAsksForTheQueueThatKeepsWorkersBusy(t *testing.T) {
+	for _, tc := range []struct {
+		c, limit   int
+		load       float64
+		atLo, atHi int
+		latHi      float64
+	}{
+		{24, 24, 1.3 * 24, 28, 29, 1.12},
+		{24, 30, 1.3 * 24, 28, 29, 1.12}, // read from a limit above the knee
+		{24, 20, 1.3 * 24, 23, 26, 1.11}, // below it: the limit is read as the workers
+		{40, 40, 1.5 * 40, 42, 43, 1.04},
+		{40, 40, 3 * 40, 40, 41, 1.01},
+		{10, 10, 3 * 10, 10, 12, 1.07},
+		{24, 24, 0.5 * 24, 24, 24, 1.01}, // light load: the limit already carries it
+	} {
+		rejected := lossRejected(tc.c, tc.limit, tc.load)
+		at, lat := lossModel(tc.limit, tc.load, rejected)
+		if at < tc.atLo || at > tc.atHi || lat < 1 || lat > tc.latHi {
+			t.Errorf("%d workers under limit %d, load %v (%.1f%% rejected): asks for %d at %.3f times base, want %d to %d at up to %v",
+				tc.c, tc.limit, tc.load, 100*rejected, at, lat, tc.atLo, tc.atHi, tc.latHi)
+		}
+	}
+	// Small workers need much queue: the cap holds the limit asked for to 1.3 times them.
+	workers := 12.0
+	reach := int(kneeLossReach * workers)
+	if at, _ := lossModel(12, 12*1.3, lossRejected(12, 12, 12*1.3)); at == 0 || at > reach {
+		t.Errorf("12 workers at 1.3 times: asks for %d, want 13 to %d", at, reach)
+	}
+}
+
+// The tolerance of losses applies only where a window tells the dependency's workers: a limit
+// that binds, whose latency does not lag a window, that is not a small share, and whose base a
+// drain confirmed and no later drain made suspect. Here a limit of 24 at base, with one call
+// in five rejected (1.25 times the load it serves): the model asks for a queue of 6 calls, at
+// 14% of latency (a tolerance of 20%); each guard alone turns it off, and so does heavy
+// overload, under which a slot that frees up is refilled at once.
+func TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers(t *testing.T) {
+	window := func() (kneeWindow, WindowSummary) {
+		w := WindowSummary{AvgLatency: 50 * time.Millisecond, MaxInFlight: 24, Samples: 480, Rejected: 120, Duration: time.Second}
+		return kneeWindow{lat: 50e6, n: 480, binding: true, limit: 24}, w
+	}
+	limit := func() *kneeLimit {
+		return &kneeLimit{est: 24, min: 1, max: 200, base: 50e6, confirmed: true, step: 1, moved: 1}
+	}
+	cur, w := window()
+	if got := limit().lossTolerance(cur, w); got < 0.15 || got > kneeMaxTolerance {
+		t.Fatalf("a lone limit of 24 under 1.25 times its load: tolerance %v, want 0.15 to %v", got, kneeMaxTolerance)
+	}
+	for _, tc := range []struct {
+		what  string
+		guard func(k *kneeLimit, cur *kneeWindow, w *WindowSummary)
+	}{
+		{"a limit that does not bind", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { cur.binding = false }},
+		{"latency that lags a window", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { cur.lags = true }},
+		{"a small share", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.est = 8 }},
+		{"a base no drain confirmed", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.confirmed = false }},
+		{"a suspect base", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.suspect = true }},
+		{"a window of no duration", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { w.Duration = 0 }},
+		{"heavy overload, the limit above the workers", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { w.Rejected = 1400 }},
+	} {
+		k := limit()
+		cur, w := window()
+		tc.guard(k, &cur, &w)
+		if got := k.lossTolerance(cur, w); got != 0 {
+			t.Errorf("%s: tolerance %v, want none", tc.what, got)
+		}
+	}
+}

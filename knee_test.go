@@ -85,11 +85,13 @@ func (r *kneeRun) feed(w r4c.WindowSummary) int {
 }
 
 // bound feeds a window in which the limit binds: every slot in use all window long (as many
-// samples as that gives at latency lat), and one call in five rejected.
+// samples as that gives at latency lat), and one call in two rejected: 2x overload, under
+// which the queue a limit needs to keep its workers busy between random arrivals is within
+// the tolerance (see TestKneeRandomArrivalsWidenTheTolerance).
 func (r *kneeRun) bound(lat time.Duration) int {
 	l := r.alg.Limit()
 	n := int(float64(l) / lat.Seconds())
-	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Rejected: n / 4})
+	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Rejected: n})
 }
 
 // light feeds a window of light load: inFlight calls in flight all window long, none rejected.
@@ -101,7 +103,7 @@ func (r *kneeRun) light(lat time.Duration, inFlight int) int {
 func (r *kneeRun) dropping(lat time.Duration, drops float64) int {
 	l := r.alg.Limit()
 	n := int(float64(l) / lat.Seconds())
-	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Drops: int(math.Round(drops * float64(n))), Dropped: drops > 0, Rejected: n / 4})
+	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Drops: int(math.Round(drops * float64(n))), Dropped: drops > 0, Rejected: n})
 }
 
 // lightDrops feeds a window of light load at base (10 calls in flight, none rejected) in which
@@ -1667,6 +1669,38 @@ func TestKneeDrainTooNoisyToReadLeavesBase(t *testing.T) {
 		}
 		if moved := r.alg.NoLoadLatency() > base; moved != tc.moves {
 			t.Errorf("limit %d: base %v after drains at %v (base was %v): moved %v, want %v", tc.limit, r.alg.NoLoadLatency(), held, base, moved, tc.moves)
+		}
+	}
+}
+
+// Calls that arrive at random and are rejected above the limit are lost: a limit at the knee
+// idles workers whenever arrivals pause, and the queue that keeps them busy may be more than
+// the tolerance's lower half. Knee reads a binding window as such a loss system (the share it
+// rejected tells the workers) and widens the tolerance to the latency of the queue it needs
+// (see kneeLimit.lossTolerance): a limit of about 24 under 1.25 times the load it serves (one
+// call in five rejected) needs some 6 calls of queue, and a window 8% above base no longer
+// holds the limit but lets it grow. Under 2x overload (one call in two rejected) the queue
+// needed is small, and the same window holds. (The rule's guards are tested on the rule
+// itself: TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers.)
+func TestKneeRandomArrivalsWidenTheTolerance(t *testing.T) {
+	// window feeds a window 8% above base under the current limit, with rejected calls for
+	// every four served, and returns the estimate before and after it.
+	window := func(r *kneeRun, base time.Duration, rejected int) (before, after float64) {
+		lat := scale(base, kneeHold)
+		before = r.alg.Estimate()
+		l := r.alg.Limit()
+		n := int(float64(l) / lat.Seconds())
+		r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Rejected: n * rejected / 4})
+		return before, r.alg.Estimate()
+	}
+	for _, tc := range []struct {
+		what     string
+		rejected int // calls rejected for every four served
+		grows    bool
+	}{{"1.25x", 1, true}, {"2x", 4, false}} {
+		r, base := kneeConfirmed(t, r4c.AdaptiveLimitConfig{InitialLimit: 12}) // the drain at 10s found base
+		if before, after := window(r, base, tc.rejected); (after > before) != tc.grows || !tc.grows && after != before {
+			t.Errorf("%s, latency %.2f times base: estimate %v -> %v, want growth: %v (else held)", tc.what, kneeHold, before, after, tc.grows)
 		}
 	}
 }
