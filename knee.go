@@ -1000,7 +1000,7 @@ func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, q
 // adds up with theirs), and whose base a drain confirmed (a cold start's base, measured through
 // the queue, reads the load offered in base latencies low). At most kneeMaxTolerance.
 func (k *kneeLimit) lossTolerance(cur kneeWindow, w WindowSummary) float64 {
-	if !cur.binding || cur.lags || smallShare(k.est) || !k.confirmed || k.suspect || w.Duration <= 0 {
+	if !cur.binding || cur.lags || smallShare(k.est) || !k.confirmed || k.suspect || w.Duration <= 0 || toLimit(cur.limit) > kneeLossMost {
 		return 0
 	}
 	offered := float64(w.Samples + w.Rejected)
@@ -1020,6 +1020,11 @@ const (
 	// inferred: the limits of a small knee of noisy calls (8 workers under 2x overload) then
 	// wander past 1.5 times it less often (see docs/adaptive-limit.md, "loss tolerance").
 	kneeLossReach = 1.3
+	// kneeLossMost is the largest limit lossTolerance reads: above it, the queue random
+	// arrivals need is within the tolerance's floor (200 workers need 2% of latency at 1.05
+	// times their load, none at 1.3), and the model's cost, which grows with the limit (it
+	// runs under the engine's lock once a window), buys nothing.
+	kneeLossMost = 200
 )
 
 // lossModel reads a window as an M/M/c/limit system: Poisson arrivals of load (in calls of base

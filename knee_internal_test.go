@@ -754,6 +754,10 @@ func TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers(t *testing.T) {
 		{"a base no drain confirmed", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.confirmed = false }},
 		{"a suspect base", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.suspect = true }},
 		{"a window of no duration", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { w.Duration = 0 }},
+		{"a limit above kneeLossMost", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) {
+			k.est, cur.limit = kneeLossMost+1, kneeLossMost+1
+			w.Samples, w.Rejected = 20*(kneeLossMost+1), kneeLossMost+1 // 1.05 times the load it serves
+		}},
 		{"heavy overload, the limit above the workers", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { w.Rejected = 1400 }},
 	} {
 		k := limit()
