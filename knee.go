@@ -994,19 +994,22 @@ func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, q
 // arrivals bunch and then pause, and the calls it rejected meanwhile are lost: under moderate
 // overload (1.3 times a knee of 24) 5 calls of queue keep 98% of the goodput, at 11.5% of
 // latency, above the lower half of a tolerance of 10%, where the limit stops growing. Only
-// where the window tells the dependency's workers apart: a limit that binds (its rejections are the model's
-// evidence), whose latency does not lag a window, that is not a small share (a replica's
-// rejections count the slots the other replicas leave it, not the workers: its extra queue
-// adds up with theirs), and whose base a drain confirmed (a cold start's base, measured through
-// the queue, reads the load offered in base latencies low). At most kneeMaxTolerance.
+// where the window tells the dependency's workers apart: a limit that binds (its rejections
+// are the model's evidence), whose latency does not lag a window, that is not a small share (a
+// replica's rejections count the slots the other replicas leave it, not the workers: its extra
+// queue adds up with theirs), and whose base a drain confirmed and no drain made suspect (a
+// cold start's base, measured through the queue, reads the load offered in base latencies
+// low); not under heavy overload (see bands), nor above kneeLossMost. At most
+// kneeMaxTolerance.
 func (k *kneeLimit) lossTolerance(cur kneeWindow, w WindowSummary) float64 {
-	if !cur.binding || cur.lags || smallShare(k.est) || !k.confirmed || k.suspect || w.Duration <= 0 || toLimit(cur.limit) > kneeLossMost {
+	limit := toLimit(cur.limit)
+	if !cur.binding || cur.lags || smallShare(k.est) || !k.confirmed || k.suspect || w.Duration <= 0 || limit > kneeLossMost {
 		return 0
 	}
 	offered := float64(w.Samples + w.Rejected)
 	load := offered / float64(w.Duration) * k.expected()
-	at, lat := lossModel(toLimit(cur.limit), load, float64(w.Rejected)/offered)
-	if at <= toLimit(cur.limit) {
+	at, lat := lossModel(limit, load, float64(w.Rejected)/offered)
+	if at <= limit {
 		return 0
 	}
 	return min(kneeMaxTolerance, (lat-1)/kneeCutTarget) // a cut aims at base*(1+tol*kneeCutTarget)
@@ -1046,7 +1049,7 @@ func lossModel(limit int, load, rejected float64) (at int, lat float64) {
 	}
 	c := lo
 	want := kneeLossGoodput * min(load, float64(c))
-	var m lossStates
+	m := newLossStates()
 	for n := 1; n <= 4*c; n++ {
 		m.add(n, c, load)
 		if n >= c && m.busy >= want*m.z {
@@ -1059,7 +1062,7 @@ func lossModel(limit int, load, rejected float64) (at int, lat float64) {
 // lossRejected returns the share of the calls an M/M/c/limit system rejects at a load: the
 // probability that it holds limit calls.
 func lossRejected(c, limit int, load float64) float64 {
-	var m lossStates
+	m := newLossStates()
 	for n := 1; n <= limit; n++ {
 		m.add(n, c, load)
 	}
@@ -1067,16 +1070,16 @@ func lossRejected(c, limit int, load float64) float64 {
 }
 
 // lossStates sums the states of an M/M/c/limit system up to a limit, one state at a time: the
-// weight p of the last (that of no call is 1, and p(n) = p(n-1) x load / min(n, c)), the total
-// weight z of the states so far, and the weighted busy workers and calls in the system.
+// weight p of the last (p(n) = p(n-1) x load / min(n, c)), the total weight z of the states so
+// far, and the weighted busy workers and calls in the system.
 type lossStates struct{ p, z, busy, flight float64 }
+
+// newLossStates returns the sums over the state of no call, whose weight is 1.
+func newLossStates() lossStates { return lossStates{p: 1, z: 1} }
 
 // add adds the state of n calls. The sums are scaled down together where they grow large
 // (heavy load over many states): only their ratios count.
 func (m *lossStates) add(n, c int, load float64) {
-	if n == 1 {
-		m.p, m.z = 1, 1 // the state of no call
-	}
 	m.p *= load / float64(min(n, c))
 	m.z += m.p
 	m.busy += m.p * float64(min(n, c))

@@ -719,10 +719,10 @@ func TestKneeLossModelAsksForTheQueueThatKeepsWorkersBusy(t *testing.T) {
 		}
 	}
 	// Small workers need much queue: the cap holds the limit asked for to 1.3 times them.
-	workers := 12.0
-	reach := int(kneeLossReach * workers)
-	if at, _ := lossModel(12, 12*1.3, lossRejected(12, 12, 12*1.3)); at == 0 || at > reach {
-		t.Errorf("12 workers at 1.3 times: asks for %d, want 13 to %d", at, reach)
+	c := 12
+	load, reach := 1.3*float64(c), int(kneeLossReach*float64(c))
+	if at, _ := lossModel(c, load, lossRejected(c, c, load)); at == 0 || at > reach {
+		t.Errorf("%d workers at 1.3 times: asks for %d, want %d to %d", c, at, c+1, reach)
 	}
 }
 
