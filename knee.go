@@ -990,26 +990,28 @@ func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, q
 // lossTolerance returns the tolerance a window's calls arriving at random ask of a limit that
 // rejects what it cannot admit (0 where they ask for none): the latency, over base, of the
 // lowest limit that carries kneeLossGoodput of the load the dependency can serve, where that
-// limit is above the window's (see lossModel). A limit at the knee leaves workers idle whenever
-// arrivals bunch and then pause, and the calls it rejected meanwhile are lost: under moderate
-// overload (1.3 times a knee of 24) 5 calls of queue keep 98% of the goodput, at 11.5% of
-// latency, above the lower half of a tolerance of 10%, where the limit stops growing. Only
-// where the window tells the dependency's workers apart: a limit that binds (its rejections
-// are the model's evidence), whose latency does not lag a window, that is not a small share (a
-// replica's rejections count the slots the other replicas leave it, not the workers: its extra
-// queue adds up with theirs), and whose base a drain confirmed and no drain made suspect (a
-// cold start's base, measured through the queue, reads the load offered in base latencies
-// low); not under heavy overload (see bands), nor above kneeLossMost. At most
+// limit is at or above the window's (see lossModel): below it, the tolerance makes the limit
+// grow to it, and at it, holds it there (a tolerance only below it cut the limit back from it
+// every other window: a knee of 8 under 2x overload spent half its windows at 9, where the
+// model asks for 10, and lost 1.5 points of goodput). A limit at the knee leaves workers idle
+// whenever arrivals bunch and then pause, and the calls it rejected meanwhile are lost: under
+// moderate overload (1.3 times a knee of 24) 5 calls of queue keep 98% of the goodput, at 11.5%
+// of latency, above the lower half of a tolerance of 10%, where the limit stops growing. Only
+// where the window tells the dependency's workers apart: a limit that binds (its rejections are
+// the model's evidence), whose latency does not lag a window, that reads at least
+// kneeLossFewest workers (see there), and whose base a drain confirmed and no drain made
+// suspect (a cold start's base, measured through the queue, reads the load offered in base
+// latencies low); not under heavy overload (see bands), nor above kneeLossMost. At most
 // kneeMaxTolerance.
 func (k *kneeLimit) lossTolerance(cur kneeWindow, w WindowSummary) float64 {
 	limit := toLimit(cur.limit)
-	if !cur.binding || cur.lags || smallShare(k.est) || !k.confirmed || k.suspect || w.Duration <= 0 || limit > kneeLossMost {
+	if !cur.binding || cur.lags || !k.confirmed || k.suspect || w.Duration <= 0 || limit > kneeLossMost {
 		return 0
 	}
 	offered := float64(w.Samples + w.Rejected)
 	load := offered / float64(w.Duration) * k.expected()
 	at, lat := lossModel(limit, load, float64(w.Rejected)/offered)
-	if at <= limit {
+	if at < limit {
 		return 0
 	}
 	return min(kneeMaxTolerance, (lat-1)/kneeCutTarget) // a cut aims at base*(1+tol*kneeCutTarget)
@@ -1028,6 +1030,13 @@ const (
 	// times their load, none at 1.3), and the model's cost, which grows with the limit (it
 	// runs under the engine's lock once a window), buys nothing.
 	kneeLossMost = 200
+	// kneeLossFewest is the fewest workers lossModel reads a window as before it asks for a
+	// queue: a replica's rejections count the slots the other replicas leave it, not the
+	// workers, and a share of 4 to 6 slots (ten replicas on a knee of 40) reads as a dependency
+	// of that many workers, whose extra queue then adds up with the other replicas' past 1.5
+	// times the knee. A lone dependency of fewer workers loses the rule with them; one of 8 (2x
+	// overload) keeps it, and its 1.5 points of goodput.
+	kneeLossFewest = 7
 )
 
 // lossModel reads a window as an M/M/c/limit system: Poisson arrivals of load (in calls of base
@@ -1036,7 +1045,8 @@ const (
 // latency). It takes for c the fewest workers that would reject no more than the window's
 // rejected share did under that limit, and returns the lowest limit, up to 4c, at which the
 // model carries kneeLossGoodput of min(load, c), at most kneeLossReach times c, with the mean
-// latency over base at the limit that carries it (0 and 1 where no limit up to 4c does).
+// latency over base at the limit that carries it (0 and 1 where no limit up to 4c does, or where
+// c is fewer than kneeLossFewest).
 func lossModel(limit int, load, rejected float64) (at int, lat float64) {
 	lo, hi := 1, limit
 	for lo < hi { // rejection falls as workers are added
@@ -1048,6 +1058,9 @@ func lossModel(limit int, load, rejected float64) (at int, lat float64) {
 		}
 	}
 	c := lo
+	if c < kneeLossFewest {
+		return 0, 1
+	}
 	want := kneeLossGoodput * min(load, float64(c))
 	m := newLossStates()
 	for n := 1; n <= 4*c; n++ {

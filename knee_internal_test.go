@@ -299,7 +299,10 @@ func TestKneeDrainIsReadAgainstTheLimitsItRanAt(t *testing.T) {
 			continue
 		}
 		cur := kneeWindow{lat: 50e6, n: 200, binding: true, drain: true, limit: k.est}
-		k.drained(k.prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: end.Add(time.Second)}, 0.1)
+		// The drained window binds with few rejections (one call in twenty) under a light load
+		// (5.3 calls of base latency), for which the tolerance of losses asks less than 10% (see
+		// lossTolerance): it does not widen the target the drain aims at.
+		k.drained(k.prev, cur, WindowSummary{Samples: 200, Rejected: 11, Duration: 2 * time.Second, End: end.Add(2 * time.Second)}, 0.1)
 		if restored := k.est == tc.est; restored != tc.restored {
 			t.Errorf("%s: estimate %.2f after the drain, want it restored to %v: %v", tc.what, k.est, tc.est, tc.restored)
 		}
@@ -724,14 +727,25 @@ func TestKneeLossModelAsksForTheQueueThatKeepsWorkersBusy(t *testing.T) {
 	if at, _ := lossModel(c, load, lossRejected(c, c, load)); at == 0 || at > reach {
 		t.Errorf("%d workers at 1.3 times: asks for %d, want %d to %d", c, at, c+1, reach)
 	}
+	// A window that reads fewer than kneeLossFewest workers (a replica's share of a few slots
+	// looks like that) asks for nothing; one that reads that many does.
+	for c := kneeLossFewest - 2; c <= kneeLossFewest; c++ {
+		load := 2 * float64(c)
+		at, lat := lossModel(c, load, lossRejected(c, c, load))
+		if few := c < kneeLossFewest; few && (at != 0 || lat != 1) || !few && at <= c {
+			t.Errorf("%d workers under 2x overload: asks for %d at %.3f times base, want nothing below %d workers, more than %d from there",
+				c, at, lat, kneeLossFewest, c)
+		}
+	}
 }
 
 // The tolerance of losses applies only where a window tells the dependency's workers: a limit
-// that binds, whose latency does not lag a window, that is not a small share, and whose base a
-// drain confirmed and no later drain made suspect. Here a limit of 24 at base, with one call
-// in five rejected (1.25 times the load it serves): the model asks for a queue of 6 calls, at
-// 14% of latency (a tolerance of 20%); each guard alone turns it off, and so does heavy
-// overload, under which a slot that frees up is refilled at once.
+// that binds, whose latency does not lag a window, that reads at least kneeLossFewest workers,
+// and whose base a drain confirmed and no later drain made suspect. Here a limit of 24 at base,
+// with one call in five rejected (1.25 times the load it serves): the model asks for a queue of
+// 6 calls, at 14% of latency (a tolerance of 20%); each guard alone turns it off, and so does
+// heavy overload, under which a slot that frees up is refilled at once. At the limit the model
+// asks for, the tolerance stays, so that the limit holds there; above it, it goes.
 func TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers(t *testing.T) {
 	window := func() (kneeWindow, WindowSummary) {
 		w := WindowSummary{AvgLatency: 50 * time.Millisecond, MaxInFlight: 24, Samples: 480, Rejected: 120, Duration: time.Second}
@@ -750,7 +764,10 @@ func TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers(t *testing.T) {
 	}{
 		{"a limit that does not bind", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { cur.binding = false }},
 		{"latency that lags a window", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { cur.lags = true }},
-		{"a small share", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.est = 8 }},
+		{"a replica's share of a few slots", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) {
+			k.est, cur.limit = 5, 5
+			w.Samples, w.Rejected = 100, 100 // 5 slots under twice the load they serve
+		}},
 		{"a base no drain confirmed", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.confirmed = false }},
 		{"a suspect base", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { k.suspect = true }},
 		{"a window of no duration", func(k *kneeLimit, cur *kneeWindow, w *WindowSummary) { w.Duration = 0 }},
@@ -765,6 +782,24 @@ func TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers(t *testing.T) {
 		tc.guard(k, &cur, &w)
 		if got := k.lossTolerance(cur, w); got != 0 {
 			t.Errorf("%s: tolerance %v, want none", tc.what, got)
+		}
+	}
+	// The same load and workers read from the limit the model asks for, then from one above it.
+	// The window's rejections are the model's own at that limit, so that it reads 24 workers.
+	const offered = 600.0   // calls a second, admitted and rejected
+	load := offered * 50e-3 // in calls of base latency: 30
+	at, lat := lossModel(24, load, lossRejected(24, 24, load))
+	for _, lim := range []int{at, at + 2} {
+		k := limit()
+		cur, w := window()
+		k.est, cur.limit = float64(lim), float64(lim)
+		w.Duration = 100 * time.Second                                           // counts large enough to read the model's share
+		w.Rejected = int(math.Ceil(100 * offered * lossRejected(24, lim, load))) // not fewer than 24 workers reject
+		w.Samples = int(100*offered) - w.Rejected
+		got := k.lossTolerance(cur, w)
+		if want := min(kneeMaxTolerance, (lat-1)/kneeCutTarget); lim == at && math.Abs(got-want) > 0.03 || lim > at && got != 0 {
+			t.Errorf("limit %d, the model asking for %d at %.3f times base: tolerance %v, want %v at it and none above",
+				lim, at, lat, got, want)
 		}
 	}
 }
