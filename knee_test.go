@@ -1704,3 +1704,50 @@ func TestKneeRandomArrivalsWidenTheTolerance(t *testing.T) {
 		}
 	}
 }
+
+// mmck returns the share of calls an M/M/c/k system rejects at a load (in calls of base
+// latency) and its mean latency over base: the states' probabilities by their recursion
+// (arrivals at the load, services at min(n, c)), the latency by Little's law.
+func mmck(c, k int, load float64) (rejected, lat float64) {
+	p, z, flight, busy := 1.0, 1.0, 0.0, 0.0
+	for n := 1; n <= k; n++ {
+		p *= load / float64(min(n, c))
+		z += p
+		flight += float64(n) * p
+		busy += float64(min(n, c)) * p
+	}
+	return p / z, flight / busy
+}
+
+// A knee of 8 under twice the load it serves, the calls arriving at random: a limit of 10 keeps
+// its workers busy 98% of the time (a limit of 8, 91%), at 16% of latency, which the tolerance
+// of losses allows. Windows drawn from that system (rejections and latency of an M/M/8/limit
+// system) take the limit to 10 and hold it there: the tolerance stays at the limit the model
+// asks for. (When it fell back to 10% there, the latency of the queue asked for read as a queue,
+// and the limit was cut back from 10 every other window.)
+func TestKneeRandomArrivalsHoldTheLimitTheyAskFor(t *testing.T) {
+	r, base := kneeConfirmed(t, r4c.AdaptiveLimitConfig{InitialLimit: 9})
+	const c, load = 8, 16.0
+	var seen []int
+	for range 8 { // the windows up to the next drain
+		l := r.alg.Limit()
+		rejected, lat := mmck(c, l, load)
+		offered := load / base.Seconds() // calls a second
+		n := int(offered * (1 - rejected))
+		r.feed(r4c.WindowSummary{AvgLatency: scale(base, lat), MaxInFlight: l, Samples: n, Rejected: int(offered) - n})
+		seen = append(seen, r.alg.Limit())
+	}
+	reached := false
+	for i, l := range seen {
+		if reached && l < 10 {
+			t.Fatalf("window %d: limit %d after reaching 10; limits %v", i+1, l, seen)
+		}
+		reached = reached || l >= 10
+		if l > 11 {
+			t.Fatalf("window %d: limit %d, past the queue the losses ask for; limits %v", i+1, l, seen)
+		}
+	}
+	if !reached {
+		t.Fatalf("limits %v: want 10 reached", seen)
+	}
+}
