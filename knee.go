@@ -993,10 +993,11 @@ func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, q
 // limit is at or above the window's (see lossModel): below it, the tolerance makes the limit
 // grow to it, and at it, holds it there (a tolerance only below it cut the limit back from it
 // every other window: a knee of 8 under 2x overload spent half its windows at 9, where the
-// model asks for 10; holding 10 gains it 0.8 points of goodput on average). A limit at the knee leaves workers idle
-// whenever arrivals bunch and then pause, and the calls it rejected meanwhile are lost: under
-// moderate overload (1.3 times a knee of 24) 5 calls of queue keep 98% of the goodput, at 11.5%
-// of latency, above the lower half of a tolerance of 10%, where the limit stops growing. Only
+// model asks for 10; holding 10 gains it 0.8 points of goodput on average). A limit at the
+// knee leaves workers idle whenever arrivals bunch and then pause, and the calls it rejected
+// meanwhile are lost: under moderate overload (1.3 times a knee of 24) 5 calls of queue keep
+// 98% of the goodput, at 11.5% of latency, above the lower half of a tolerance of 10%, where
+// the limit stops growing. Only
 // where the window tells the dependency's workers apart: a limit that binds (its rejections are
 // the model's evidence), whose latency does not lag a window, that reads at least
 // kneeLossFewest workers (see there), and whose base a drain confirmed and no drain made

@@ -88,18 +88,15 @@ func (r *kneeRun) feed(w r4c.WindowSummary) int {
 // samples as that gives at latency lat), and one call in two rejected: 2x overload, under
 // which the queue a limit needs to keep its workers busy between random arrivals is within
 // the tolerance (see TestKneeRandomArrivalsWidenTheTolerance).
-func (r *kneeRun) bound(lat time.Duration) int {
-	l := r.alg.Limit()
-	n := int(float64(l) / lat.Seconds())
-	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: l, Samples: n, Rejected: n})
-}
+func (r *kneeRun) bound(lat time.Duration) int { return r.dropping(lat, 0) }
 
 // light feeds a window of light load: inFlight calls in flight all window long, none rejected.
 func (r *kneeRun) light(lat time.Duration, inFlight int) int {
 	return r.feed(r4c.WindowSummary{AvgLatency: lat, MaxInFlight: inFlight, Samples: int(float64(inFlight) / lat.Seconds())})
 }
 
-// dropping feeds a binding window of latency lat in which a share drops of the samples are drops.
+// dropping feeds a binding window of latency lat (as bound does) in which a share drops of the
+// samples are drops.
 func (r *kneeRun) dropping(lat time.Duration, drops float64) int {
 	l := r.alg.Limit()
 	n := int(float64(l) / lat.Seconds())
