@@ -44,6 +44,7 @@ func WideClasses() []Class {
 		},
 		openClass("w-noise-small", "lognormal service times (σ 0.5) on a small knee (12) at 1.3x overload, 40ms, timeout four service times", 104, 12, 40*time.Millisecond, sim.LogNormal{Sigma: 0.5}, 4, 1.3, 120, 1),
 		openClass("w-replicas-3", "three replicas share a dependency of knee 30 at 2x overload, exponential service times of 50ms", 105, 30, service, sim.Exponential{}, 3, 2, 150, 3),
+		openClass("w-replicas-exp", "ten replicas share a dependency of knee 40 at 1.5x overload, as in replicas, but with exponential service times of 50ms: each replica's window holds about 80 noisy calls", 115, 40, service, sim.Exponential{}, 3, 1.5, 150, 10),
 		openClass("w-replicas-20", "twenty replicas share a dependency of knee 60 (three slots each) at 1.3x overload, service 40ms ±10%", 106, 60, 40*time.Millisecond, sim.Uniform{Spread: 0.1}, 3, 1.3, 150, 20),
 		openClass("w-tiny", "a tiny knee (3) at 2x overload, service 20ms ±10%", 107, 3, 20*time.Millisecond, sim.Uniform{Spread: 0.1}, 3, 2, 90, 1),
 		openClass("w-fast", "a fast dependency (5ms, exponential: a window holds thousands of calls), knee 40, 1.5x overload", 108, 40, 5*time.Millisecond, sim.Exponential{}, 3, 1.5, 90, 1),
