@@ -997,13 +997,12 @@ func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, q
 // knee leaves workers idle whenever arrivals bunch and then pause, and the calls it rejected
 // meanwhile are lost: under moderate overload (1.3 times a knee of 24) 5 calls of queue keep
 // 98% of the goodput, at 11.5% of latency, above the lower half of a tolerance of 10%, where
-// the limit stops growing. Only
-// where the window tells the dependency's workers apart: a limit that binds (its rejections are
-// the model's evidence), whose latency does not lag a window, that reads at least
-// kneeLossFewest workers (see there), and whose base a drain confirmed and no drain made
-// suspect (a cold start's base, measured through the queue, reads the load offered in base
-// latencies low); not under heavy overload (see bands), nor above kneeLossMost. At most
-// kneeMaxTolerance.
+// the limit stops growing. Only where the window tells the dependency's workers apart: a limit
+// that binds (its rejections are the model's evidence), whose latency does not lag a window,
+// that reads at least kneeLossFewest workers (see there), and whose base a drain confirmed and
+// no drain made suspect (a cold start's base, measured through the queue, reads the load
+// offered in base latencies low); not under heavy overload (see bands), nor above
+// kneeLossMost. At most kneeMaxTolerance.
 func (k *kneeLimit) lossTolerance(cur kneeWindow, w WindowSummary) float64 {
 	limit := toLimit(cur.limit)
 	if !cur.binding || cur.lags || !k.confirmed || k.suspect || w.Duration <= 0 || limit > kneeLossMost {
