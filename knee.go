@@ -53,6 +53,7 @@ type kneeLimit struct {
 	surpriseZ  float64 // how far off (log) that measurement was
 	surpriseAt int     // since, when it was
 	surprise   int     // the sign of the last measurement of base that was far off; 0: none
+	lightBase  int     // windows of light load that measured base since it was last set anew (see drained)
 	noise      float64 // the spread of one call's latency, as a share of the mean; 0: unknown
 	noiseN     int     // measurements of noise so far, up to 8
 	wander     float64 // the spread of one call's latency learned from windows within a probe of each other (see learnNoise)
@@ -152,6 +153,7 @@ const (
 	kneeWarm         = 3     // latencies from the start a window after the first starts at least before it measures base
 	kneeSteady       = 0.1   // how far (log) latency may move between two windows of drops that are the dependency's own
 	kneeSettleLag    = 4     // a window shorter than this many latencies holds a quarter or more of calls admitted before it
+	kneeLightBase    = 8     // windows of light load that measured base before a drain's noise cannot lower it (see drained)
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -566,6 +568,7 @@ func (k *kneeLimit) age() {
 // start, without trend.
 func (k *kneeLimit) rebase(lat, sd float64) {
 	k.base, k.varb, k.trend, k.since, k.surprise = lat, sd*sd, 0, 0, 0
+	k.lightBase = 0
 }
 
 // drained learns from a drain window: every replica lowered its limit by the same share at the
@@ -636,11 +639,17 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 		// the bound is the drained latency plus three standard deviations of that mean: a
 		// window that reads low by chance (a few percent, with few samples or noisy calls)
 		// would otherwise set base below the no-load latency, and every window after it would
-		// read as a queue. Otherwise (a cold start's base, measured through its queue, must
-		// come down at once), and for a small share (the replicas' bases come down only by
-		// their drains), the latency itself.
+		// read as a queue. So too where kneeLightBase windows of light load or more measured
+		// base since it was last set anew and the drained latency lies within three standard
+		// deviations of it: such a base was not measured through a queue, and one drain that
+		// reads a little low says nothing against it (under a timeout that cuts 13.5% of
+		// exponential calls, a drain after a minute of light load read 8% low, base went
+		// there, and the limit was cut to three quarters of the knee for ten seconds).
+		// Otherwise (a cold start's base, measured through its queue, must come down at
+		// once), and for a small share (the replicas' bases come down only by their drains),
+		// the latency itself.
 		bound := lat
-		if sd := k.spread(cur.n); (k.confirmed || 4*k.varb < sd*sd) && !smallShare(k.drainOf) {
+		if sd := k.spread(cur.n); (k.confirmed || 4*k.varb < sd*sd || k.lightBase >= kneeLightBase && lat > k.base*math.Exp(-3*sd)) && !smallShare(k.drainOf) {
 			bound *= math.Exp(3 * sd)
 		}
 		k.suspect = bound < k.base*(1-tol/2)
@@ -743,6 +752,7 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 		// startup that doubled 40 to 80 for a knee of 40 read base 12% high, and the limit
 		// then held that much queue).
 		k.observe(cur.lat, min(k.baseDrop, cur.drops), cur.n, false)
+		k.lightBase++
 	}
 	// Under heavy overload (four calls offered or more for each one admitted) a slot that
 	// frees up is refilled at once: the queue of the tolerance's upper half buys no goodput,
@@ -1446,6 +1456,7 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 		}
 		k.estAtBase = k.est
 		k.base, k.baseDrop, k.varb, k.since, k.surprise = lat, drops, r, 0, 0
+		k.lightBase = 0
 		return
 	}
 	k.surprise = 0

@@ -107,23 +107,32 @@ func TestKneeElasticDrainBoundsTheExtrapolatedBase(t *testing.T) {
 // reads below base by less than the noise of its window's mean: with 200 samples of noisy calls
 // (a spread of 0.5 per call, 3.5% for the mean) a drain that reads 3% low would otherwise set base
 // below the no-load latency, and make it suspect. Nor is an unconfirmed base known four times
-// more precisely than that mean (measured over many windows of light load). An unconfirmed base
-// as uncertain as a first measurement takes the drained latency.
+// more precisely than that mean (measured over many windows of light load), nor one that
+// kneeLightBase windows of light load measured, however long ago (its uncertainty has grown with
+// age), unless the drain reads below it beyond that noise. An unconfirmed base as uncertain as a
+// first measurement, and not measured by enough windows of light load, takes the drained latency.
 func TestKneeConfirmedBaseIgnoresADrainThatReadsLowWithinTheNoise(t *testing.T) {
 	for _, tc := range []struct {
 		what      string
 		confirmed bool
 		varb      float64
+		light     int
+		lat       float64
 		moves     bool
 	}{
-		{"confirmed", true, kneePrior * kneePrior, false},
-		{"unconfirmed, precise", false, 0.0002, false},
-		{"unconfirmed, as a first measurement", false, kneePrior * kneePrior, true},
+		{"confirmed", true, kneePrior * kneePrior, 0, 48.5e6, false},
+		{"unconfirmed, precise", false, 0.0002, 0, 48.5e6, false},
+		{"unconfirmed, as a first measurement", false, kneePrior * kneePrior, 0, 48.5e6, true},
+		{"unconfirmed, measured by light load", false, kneePrior * kneePrior, kneeLightBase, 48.5e6, false},
+		{"unconfirmed, measured by too little light load", false, kneePrior * kneePrior, kneeLightBase - 1, 48.5e6, true},
+		// 16% low: beyond three standard deviations of the drained window's mean (10.7%).
+		{"unconfirmed, measured by light load, the drain far below", false, kneePrior * kneePrior, kneeLightBase, 42e6, true},
 	} {
 		k := &kneeLimit{est: 17, min: 1, max: 200, window: time.Second, noise: 0.5, noiseN: 8, step: 1,
-			base: 50e6, varb: tc.varb, confirmed: tc.confirmed, started: true, calm: 1, drainOf: 20, depth: kneeDrainDepth}
+			base: 50e6, varb: tc.varb, confirmed: tc.confirmed, started: true, calm: 1, drainOf: 20, depth: kneeDrainDepth,
+			lightBase: tc.light}
 		prev := kneeWindow{lat: 58e6, n: 340, binding: true, limit: 20}
-		lat := 48.5e6 // fell by 16.4% for a drain of 15%: a queue, by this pair of windows
+		lat := tc.lat // fell by 16.4% (or 28%) for a drain of 15%: a queue, by this pair of windows
 		cur := kneeWindow{lat: lat, n: 200, binding: true, drain: true, limit: 17}
 		k.drained(prev, cur, WindowSummary{Samples: 200, Rejected: 200, Duration: time.Second, End: time.Unix(10010, 0)}, 0.1)
 		want := 50e6
@@ -133,6 +142,26 @@ func TestKneeConfirmedBaseIgnoresADrainThatReadsLowWithinTheNoise(t *testing.T) 
 		if got := k.expected(); math.Abs(got-want) > 1 {
 			t.Errorf("%s: base %.0f after a drain read %.0f, want %.0f", tc.what, got, lat, want)
 		}
+	}
+}
+
+// The windows of light load that measure base count towards kneeLightBase, and a base set anew
+// (a rebase, or two surprises the same way) starts the count again.
+func TestKneeCountsTheLightLoadThatMeasuredBase(t *testing.T) {
+	k := &kneeLimit{est: 40, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1, moved: 1,
+		base: 100e6, varb: kneePrior * kneePrior, calm: 1}
+	end := time.Unix(10, 0) // the windows end before the grid's next boundary, where a drain (or a watch) would begin
+	for range kneeLightBase {
+		end = end.Add(time.Second)
+		// A limit that does not bind, far above the calls in flight, latency at base.
+		k.Update(WindowSummary{AvgLatency: 100 * time.Millisecond, MaxInFlight: 10, Samples: 100, Duration: time.Second, End: end})
+	}
+	if k.lightBase != kneeLightBase {
+		t.Fatalf("%d windows of light load at base: %d counted, want %d", kneeLightBase, k.lightBase, kneeLightBase)
+	}
+	k.rebase(90e6, 0.01)
+	if k.lightBase != 0 {
+		t.Errorf("after a rebase: %d windows of light load counted, want 0", k.lightBase)
 	}
 }
 
