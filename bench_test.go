@@ -152,7 +152,7 @@ func BenchmarkEngineReject(b *testing.B) {
 
 // BenchmarkEngineDrop is an admitted call that ends as a drop (a timeout, say), under Knee: a
 // drop is recorded under the lock, where the engine also asks Knee whether the window ends
-// early (docs/adaptive-limit.md, "timeouts end the window"). Its loops repeat benchEngine's
+// early (docs/knee-design.md, "timeouts end the window"). Its loops repeat benchEngine's
 // with Drop for Success: passing the end as a function would put an indirect call in the path
 // that BenchmarkEngine measures, and move its recorded figures.
 func BenchmarkEngineDrop(b *testing.B) {

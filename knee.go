@@ -10,7 +10,8 @@ import (
 // throughput grows with concurrency; above it, calls queue, latency grows in proportion and
 // throughput does not. The limit follows the knee with a small tolerance of queueing.
 //
-// The model, its rules and why each exists are in docs/adaptive-limit.md ("Knee"). In short:
+// The model and its rules are in docs/adaptive-limit.md ("Knee"), why each exists in
+// docs/knee-design.md. In short:
 //   - It compares each window's latency with the no-load latency (base), which it measures
 //     and never assumes: in drain windows, where the limit is lowered for one window (drains
 //     fall on a grid of the wall clock, so that replicas of a service drain together, and
@@ -124,7 +125,7 @@ type kneeWindow struct {
 	lags      bool    // the window holds fewer than kneeSpan latencies: latency answers a change of the limit a window late
 }
 
-// Tuning of the knee algorithm (see docs/adaptive-limit.md for the reasoning behind each).
+// Tuning of the knee algorithm (see docs/knee-design.md for the reasoning behind each).
 const (
 	kneeTolerance    = 0.1   // queueing tolerated above base: latency up to base*(1+tolerance)
 	kneeMaxTolerance = 0.25  // ... or more with noisy latency, up to this
@@ -614,7 +615,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 		// mean cannot tell a queue from none, and latency above base proves nothing. Read as
 		// base, it raised the bases of replicas a little with every drain that happened to
 		// read high, until they stopped binding ("a drain too noisy to read" in
-		// docs/adaptive-limit.md). The limit is restored; base stays.
+		// docs/knee-design.md). The limit is restored; base stays.
 		k.est = k.drainOf
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its
@@ -623,7 +624,7 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 		// two moves a shared dependency too little for latency to follow, and a base
 		// confirmed there (by chance a little high) let the replica grow fast on windows
 		// that read about it, past its share ("a drain too noisy to read" in
-		// docs/adaptive-limit.md).
+		// docs/knee-design.md).
 		x := k.expected()
 		k.observe(lat, cur.drops, cur.n, true)
 		k.confirmed = k.confirmed || !smallShare(k.drainOf) || k.resolves(cur.n, k.depth)
@@ -967,7 +968,7 @@ func (k *kneeLimit) readsEvery() time.Duration {
 // from 20) was otherwise rejected by more than half for a whole window before the startup's
 // doubling began: 98.85% of the best goodput over its minute instead of 99.6%. Where the limit
 // holds back fewer, the window is not worth cutting short, and a light load just below the
-// initial limit may read low (see docs/adaptive-limit.md, "first window read early").
+// initial limit may read low (see docs/knee-design.md, "first window read early").
 func (k *kneeLimit) endsAt(w WindowSummary) bool {
 	n := float64(w.Samples)
 	return float64(w.Duration) >= 1.25*kneeSpan*float64(w.AvgLatency) && n >= kneeBaseSamples && w.Rejected >= w.Samples
@@ -1033,7 +1034,7 @@ const (
 	kneeLossGoodput = 0.98
 	// kneeLossReach caps the limit lossModel asks for at this many times the workers it
 	// inferred: the limits of a small knee of noisy calls (8 workers under 2x overload) then
-	// wander past 1.5 times it less often (see docs/adaptive-limit.md, "loss tolerance").
+	// wander past 1.5 times it less often (see docs/knee-design.md, "loss tolerance").
 	kneeLossReach = 1.3
 	// kneeLossMost is the largest limit lossTolerance reads: above it, the queue random
 	// arrivals need is within the tolerance's floor (200 workers need 2% of latency at 1.05
@@ -1306,7 +1307,7 @@ func (k *kneeLimit) plan(w WindowSummary) int {
 // cut short only where that takes half a window or less. A drain shortened by less saves
 // little, and two replicas of 50ms exponential calls (drains of 0.8 windows) took different
 // courses from the first such drain on, until one of them stopped binding and grew, the worst
-// variant's goodput 97.6% to 91.1% (see docs/adaptive-limit.md, "drain").
+// variant's goodput 97.6% to 91.1% (see docs/knee-design.md, "drain").
 func (k *kneeLimit) drainLength(cur kneeWindow) time.Duration {
 	rate := cur.rate * (1 - k.depth)
 	n := kneeBaseSamples
