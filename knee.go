@@ -1393,8 +1393,8 @@ func averageSpread(est *float64, count *int, cv float64) {
 }
 
 // tolerance returns how far above base a window's latency may be before it counts as a queue:
-// kneeTolerance, three standard deviations of the ratio of the window's mean latency to base, or
-// a queue of kneeSlack calls over the limit, whichever is most, up to kneeMaxTolerance. The
+// kneeTolerance or three standard deviations of the ratio of the window's mean latency to base,
+// up to kneeMaxTolerance, or a queue of kneeSlack calls over the limit if that is more. The
 // last keeps a small limit from leaving workers idle between arrivals, and evens out replicas:
 // the smaller a share, the more it tolerates.
 func (k *kneeLimit) tolerance(cur kneeWindow) float64 {
@@ -1410,7 +1410,10 @@ func (k *kneeLimit) tolerance(cur kneeWindow) float64 {
 	if !cur.binding {
 		sd = math.Sqrt(sd*sd + k.varb)
 	}
-	return min(kneeMaxTolerance, max(kneeTolerance, 3*sd, kneeSlack/max(1, k.est)))
+	// kneeMaxTolerance caps what noise may hide, not the call of queue every limit may hold:
+	// a limit of 4 calls or fewer tolerates its one call (a replica squeezed to a call or two
+	// by a base read low otherwise read the others' queue as its own and stayed there).
+	return max(min(kneeMaxTolerance, max(kneeTolerance, 3*sd)), kneeSlack/max(1, k.est))
 }
 
 // observe feeds base one measurement of the no-load latency: a window of n samples at or below

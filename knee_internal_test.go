@@ -165,6 +165,28 @@ func TestKneeCountsTheLightLoadThatMeasuredBase(t *testing.T) {
 	}
 }
 
+// The tolerance: 10%, or three standard deviations of the window's mean, at most 25%; or one
+// call of queue over the limit, whatever the cap: a share squeezed to two calls tolerates one.
+func TestKneeToleranceHoldsOneCallWhateverTheCap(t *testing.T) {
+	for _, tc := range []struct {
+		est, noise, n, want float64
+	}{
+		{40, 0.1, 800, kneeTolerance},   // little noise, many calls
+		{40, 1, 100, kneeMaxTolerance},  // noisy: 3 x 0.1, capped
+		{9, 0.1, 800, 1.0 / 9},          // one call of nine
+		{4, 0.1, 800, kneeMaxTolerance}, // one call of four: the cap itself
+		{2, 0.1, 800, 0.5},              // one call of two, above the cap
+		{2, 1, 100, 0.5},                // the same under noise
+		{3, 1, 100, 1.0 / 3},            // noise capped, one call of three more
+		{20, 0.8, 300, 3 * math.Sqrt(0.64/300+kneeFloor*kneeFloor)}, // noise, within the cap
+	} {
+		k := &kneeLimit{est: tc.est, noise: tc.noise, noiseN: 8, wander: tc.noise, wanderN: 8}
+		if got := k.tolerance(kneeWindow{n: tc.n, binding: true}); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("limit %v, spread %v, %v calls: tolerance %.4f, want %.4f", tc.est, tc.noise, tc.n, got, tc.want)
+		}
+	}
+}
+
 // A drain window starts at the grid's boundary, for every replica alike: a window that would
 // cross the boundary is cut short to end at it, and the drain is decided there. Within a
 // quarter of a window of the boundary, or where the next window ends on it, the next window
