@@ -21,8 +21,9 @@ import (
 //     Latency that follows a change of the limit is a queue; latency that does not is the
 //     no-load latency (heavier calls).
 //   - Latency above base by more than the tolerance (the larger of 10% and three standard
-//     errors of the window's mean) cuts the limit in proportion, at most by half; latency
-//     within it holds; latency at base grows the limit, faster the longer it stays there.
+//     errors of the window's mean, at most 25%, or one call of queue over the limit where that
+//     is more) cuts the limit in proportion, at most by half; latency within it holds; latency
+//     at base grows the limit, faster the longer it stays there.
 //   - Timeouts and other drops above the share seen without load cut the limit too; after a
 //     growth, or once base is confirmed, drops far above that share end the window at once (see
 //     watchesDrops). Drops that cuts do not lower, or that come steady from a cold start under
