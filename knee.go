@@ -71,6 +71,7 @@ type kneeLimit struct {
 	queueLat   float64 // that window's latency (ns): see queueVanished
 	suspect    bool    // base may be above the no-load latency: drain deeper, sooner
 	lowered    bool    // the last drain lowered base by more than the tolerance's lower half: drain at the next boundary, even if latency looks clear
+	agreed     int     // drains in a row whose latency agreed with base and did not fall in full with the drain (see drained)
 	inelastic  int     // cuts in a row after which latency did not fall (see cutResponse)
 	below      int     // windows in a row under a limit that binds whose latency is clearly below base (see decide)
 	held       bool    // a cut was held back to see whether latency falls without it
@@ -156,6 +157,7 @@ const (
 	kneeSteady       = 0.1   // how far (log) latency may move between two windows of drops that are the dependency's own
 	kneeSettleLag    = 4     // a window shorter than this many latencies holds a quarter or more of calls admitted before it
 	kneeLightBase    = 8     // windows of light load that measured base before a drain's noise cannot lower it (see drained)
+	kneeAgreed       = 3     // drains in a row that agree with base without resolving it, which confirm it (see drained)
 )
 
 func newKnee(c AdaptiveLimitConfig) AdaptiveAlgorithm {
@@ -605,6 +607,21 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 	crossed := e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth)
 	atBase := math.Abs(math.Log(lat/k.expected())) < tol/4 // base as expected before this drain moves it
 	agree := atBase && crossed && e <= kneeElastic
+	// Drains too noisy to resolve whether latency followed them still tell, kneeAgreed in a row,
+	// that base holds: each found latency about base (within a quarter of the tolerance) and
+	// latency followed none in full. Base is then confirmed, as by one drain that resolves it.
+	// A limit whose drains never resolve (a share of a few calls, windows of few samples)
+	// otherwise stayed unconfirmed for good, without what confirmation brings: the loss
+	// tolerance, drains read in whole calls, windows ended at their drops ("confirmed by
+	// agreeing drains" in docs/knee-design.md).
+	if atBase && e <= kneeElastic {
+		k.agreed++
+	} else {
+		k.agreed = 0
+	}
+	if k.agreed >= kneeAgreed {
+		k.confirmed = true
+	}
 	spacing := k.spacing
 	k.spacing = 1
 	if agree {

@@ -508,6 +508,42 @@ func TestKneeNoisyDrainOfASmallShareDoesNotConfirmBase(t *testing.T) {
 	}
 }
 
+// Drains too noisy to resolve whether latency followed them (a share of 6 calls, 100 samples a
+// window), each finding latency about base and none followed by latency in full, confirm base
+// once kneeAgreed of them come in a row; a drain that latency followed in full (a queue) starts
+// the count again.
+func TestKneeDrainsThatAgreeInARowConfirmBase(t *testing.T) {
+	k := &kneeLimit{est: 6, min: 1, max: 200, window: time.Second, noise: 0.5, noiseN: 8, step: 1,
+		base: 50e6, varb: kneePrior * kneePrior, started: true, calm: 1, spacing: 1}
+	drain := func(before, during float64) {
+		k.drainOf, k.depth, k.est = 6, kneeDrainDepth, 6*(1-kneeDrainDepth)
+		prev := kneeWindow{lat: before, n: 100, binding: true, limit: 6}
+		cur := kneeWindow{lat: during, n: 100, binding: true, drain: true, limit: k.est}
+		k.drained(prev, cur, WindowSummary{Samples: 100, Rejected: 100, Duration: time.Second, End: time.Unix(1000*10+1, 0)}, 0.2)
+	}
+	if k.resolves(100, kneeDrainDepth) {
+		t.Fatal("a drain of 15% over 100 samples of a spread of 0.5 resolves: the test does not test what it says")
+	}
+	agree := func() { drain(k.expected()*1.01, k.expected()*1.005) } // latency at base, barely following
+	for i := 1; i < kneeAgreed; i++ {
+		agree()
+	}
+	if k.confirmed {
+		t.Fatalf("confirmed after %d drains that agree with base, want %d", kneeAgreed-1, kneeAgreed)
+	}
+	drain(k.expected()*1.18, k.expected()) // latency fell with the drain in full: a queue
+	for i := 1; i < kneeAgreed; i++ {
+		agree()
+	}
+	if k.confirmed {
+		t.Fatalf("confirmed after a drain that read a queue and %d that agree, want %d in a row", kneeAgreed-1, kneeAgreed)
+	}
+	agree()
+	if !k.confirmed {
+		t.Errorf("not confirmed after %d drains in a row that agree with base", kneeAgreed)
+	}
+}
+
 // sinkEnds keeps BenchmarkKneeEndsEarly's result alive.
 var sinkEnds bool
 
