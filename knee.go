@@ -608,13 +608,14 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 	atBase := math.Abs(math.Log(lat/k.expected())) < tol/4 // base as expected before this drain moves it
 	agree := atBase && crossed && e <= kneeElastic
 	// Drains too noisy to resolve whether latency followed them still tell, kneeAgreed in a row,
-	// that base holds: each found latency about base (within a quarter of the tolerance) and
-	// latency followed none in full. Base is then confirmed, as by one drain that resolves it.
+	// that base holds: each found latency about base (within the tolerance's lower half, where
+	// a window reads no queue) and latency followed none in full. Base is then confirmed, as by
+	// one drain that resolves it.
 	// A limit whose drains never resolve (a share of a few calls, windows of few samples)
 	// otherwise stayed unconfirmed for good, without what confirmation brings: the loss
 	// tolerance, drains read in whole calls, windows ended at their drops ("confirmed by
 	// agreeing drains" in docs/knee-design.md).
-	if atBase && e <= kneeElastic {
+	if math.Abs(math.Log(lat/k.expected())) < tol/2 && e <= kneeElastic {
 		k.agreed++
 	} else {
 		k.agreed = 0

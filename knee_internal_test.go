@@ -509,9 +509,9 @@ func TestKneeNoisyDrainOfASmallShareDoesNotConfirmBase(t *testing.T) {
 }
 
 // Drains too noisy to resolve whether latency followed them (a share of 6 calls, 100 samples a
-// window), each finding latency about base and none followed by latency in full, confirm base
-// once kneeAgreed of them come in a row; a drain that latency followed in full (a queue) starts
-// the count again.
+// window), each finding latency about base (within the tolerance's lower half) and none followed
+// by latency in full, confirm base once kneeAgreed of them come in a row; a drain that latency
+// followed in full (a queue), or one that found latency off base, starts the count again.
 func TestKneeDrainsThatAgreeInARowConfirmBase(t *testing.T) {
 	k := &kneeLimit{est: 6, min: 1, max: 200, window: time.Second, noise: 0.5, noiseN: 8, step: 1,
 		base: 50e6, varb: kneePrior * kneePrior, started: true, calm: 1, spacing: 1}
@@ -538,7 +538,14 @@ func TestKneeDrainsThatAgreeInARowConfirmBase(t *testing.T) {
 	if k.confirmed {
 		t.Fatalf("confirmed after a drain that read a queue and %d that agree, want %d in a row", kneeAgreed-1, kneeAgreed)
 	}
-	agree()
+	drain(k.expected()*1.16, k.expected()*1.15) // latency did not follow, but 15% above base (the tolerance is 20%)
+	for i := 1; i < kneeAgreed; i++ {
+		agree()
+	}
+	if k.confirmed {
+		t.Fatalf("confirmed after a drain that read latency off base and %d that agree, want %d in a row", kneeAgreed-1, kneeAgreed)
+	}
+	drain(k.expected()*1.075, k.expected()*1.07) // 7% above base: within the tolerance's lower half
 	if !k.confirmed {
 		t.Errorf("not confirmed after %d drains in a row that agree with base", kneeAgreed)
 	}
