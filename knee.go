@@ -605,17 +605,17 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 	// estimate is below 9.42, and its latency falls by most of it), but a lone small limit that
 	// drains every boundary spends a point of goodput on it.
 	crossed := e < 1-3*math.Sqrt2*k.spread(cur.n)/-math.Log(1-k.depth)
-	atBase := math.Abs(math.Log(lat/k.expected())) < tol/4 // base as expected before this drain moves it
+	off := math.Abs(math.Log(lat / k.expected())) // from base as expected before this drain moves it
+	atBase := off < tol/4
 	agree := atBase && crossed && e <= kneeElastic
 	// Drains too noisy to resolve whether latency followed them still tell, kneeAgreed in a row,
 	// that base holds: each found latency about base (within the tolerance's lower half, where
 	// a window reads no queue) and latency followed none in full. Base is then confirmed, as by
-	// one drain that resolves it.
-	// A limit whose drains never resolve (a share of a few calls, windows of few samples)
-	// otherwise stayed unconfirmed for good, without what confirmation brings: the loss
-	// tolerance, drains read in whole calls, windows ended at their drops ("confirmed by
-	// agreeing drains" in docs/knee-design.md).
-	if math.Abs(math.Log(lat/k.expected())) < tol/2 && e <= kneeElastic {
+	// one drain that resolves it. A limit whose drains never resolve (a share of a few calls,
+	// windows of few samples) otherwise stayed unconfirmed for good, without what confirmation
+	// brings: the loss tolerance, drains read in whole calls, windows ended at their drops
+	// ("confirmed by agreeing drains" in docs/knee-design.md).
+	if off < tol/2 && e <= kneeElastic {
 		k.agreed++
 	} else {
 		k.agreed = 0
