@@ -124,6 +124,7 @@ type kneeWindow struct {
 	touched   bool    // the limit held back at least one call, or was reached
 	drain     bool
 	limit     float64 // the limit during the window
+	span      float64 // the window's length in latencies
 	lags      bool    // the window holds fewer than kneeSpan latencies: latency answers a change of the limit a window late
 }
 
@@ -274,6 +275,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		touched:   w.Rejected > 0 || w.MaxInFlight >= toLimit(k.est),
 		drain:     k.drainOf > 0,
 		limit:     k.est,
+		span:      float64(w.Duration) / lat,
 		lags:      float64(w.Duration) < kneeSpan*lat,
 	}
 	prev := k.prev
@@ -389,7 +391,8 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 					n, mean, share = float64(k.light.Samples), l, float64(k.light.Drops)/float64(k.light.Samples)
 				}
 				k.observe(mean, share, n, false)
-				k.short = k.windows == 1    // no drain comes before base: windows counts them all
+				// Read short (see below); no drain comes before base, so windows counts them all.
+				k.short = k.windows == 1 || cur.span < kneeSettleLag
 				k.unverified = !cur.binding // see plan
 				k.light = WindowSummary{}
 			}
@@ -414,9 +417,14 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		// startup's doubling of the limit did not raise latency beyond the tolerance, or
 		// beyond the noise of two windows' latencies where that is wider (so the first did
 		// not queue either: both windows are noisy, and the first reads short besides), and
-		// it reads above base.
+		// it reads above base. So too for a base first measured on a later window of fewer
+		// than kneeSettleLag latencies (see "first base soon" in docs/knee-design.md), which
+		// reads short the same way, where the next window holds that many or more: 120ms
+		// exponential calls read base 9% low on a window of 0.39s, the windows at base after
+		// it read 5% to 15% over it, and the startup stopped at 40 for a knee of 100 (79% of
+		// the best goodput over the phase; 93% with base measured again).
 		k.short = false
-		if cur.binding && k.moved > 1 && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.wanderSpread(cur.n))) {
+		if cur.binding && k.moved > 1 && (k.windows == 2 || cur.span >= kneeSettleLag) && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.wanderSpread(cur.n))) {
 			k.observe(lat, cur.drops, cur.n, false)
 		}
 	}
@@ -853,11 +861,16 @@ func (k *kneeLimit) grow(cur kneeWindow, w WindowSummary, tol float64) int {
 	case ratio > hold:
 		// Within the tolerance: hold.
 	default:
-		if cur.lags && k.moved >= 1+kneeFirstGrowth {
+		if cur.lags && (k.started || cur.span < kneeSettleLag) && k.moved >= 1+kneeFirstGrowth {
 			// Latency lags a window, and the last one grew the limit by a quarter or more:
 			// this window's latency is mostly that of calls admitted before the growth, and
 			// says nothing of it yet. Growing again on it doubled a limit of 20 to 80 for a
-			// knee of 40 (calls of half a window), then cut it to 28.
+			// knee of 40 (calls of half a window), then cut it to 28. In the startup, only
+			// where the window holds fewer than kneeSettleLag latencies: one of eight
+			// latencies holds about an eighth of calls admitted before the growth, and a
+			// doubling that queues still shows in it (the startup ends at the cut). Waiting
+			// a window after each doubling, a cold start at a fifth of its knee reached it
+			// in 6.4 seconds instead of 3.4 ("lagging growth" in docs/knee-design.md).
 			break
 		}
 		// No queue: probe after one clear window; after two, grow by kneeFirstGrowth,
@@ -1010,7 +1023,15 @@ func smallShare(limit float64) bool { return kneeSlack/limit > kneeTolerance }
 // target. Target is the middle of the tolerance, or its lower half under heavy overload (see
 // grow).
 func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, queue, target float64) {
-	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 {
+	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 && 3*k.wanderSpread(cur.n) <= tol/2 {
+		// Only where the narrowed band stands above the noise: its cut, at half the
+		// tolerance, is still three standard deviations of the window's mean. Where the
+		// tolerance is noise's (calls that vary much, few samples), half of it is a standard
+		// deviation and a half, and noise alone cut the limit every few windows: a cold start
+		// of 120ms exponential calls at 20 for a knee of 100 under 2x overload (rejecting four
+		// calls for each one it admitted because its limit was far too low, not because the
+		// dependency was overloaded) wandered between 20 and 40 and reached the knee after 75
+		// seconds, 43% of the best goodput ("heavy overload" in docs/knee-design.md).
 		return 1 + tol/4, 1 + tol/2, 1 + tol*kneeCutTarget/2
 	}
 	tol = max(tol, k.lossTolerance(cur, w))

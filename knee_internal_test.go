@@ -897,3 +897,83 @@ func TestKneeLossToleranceOnlyWhereTheWindowTellsTheWorkers(t *testing.T) {
 		}
 	}
 }
+
+// Under heavy overload (four calls offered for each one admitted) the bands narrow to the
+// tolerance's lower half only where that half stands above the noise. Calls that vary little
+// (a tolerance at its floor of 10%, a window's mean known to half a percent) narrow; 300
+// exponential calls a window (a tolerance of three standard deviations, 17%) keep the whole
+// tolerance, whose half would be a standard deviation and a half of the window's mean.
+func TestKneeHeavyOverloadNarrowsOnlyAboveTheNoise(t *testing.T) {
+	for _, tc := range []struct {
+		what   string
+		cv     float64
+		n      int
+		narrow bool
+	}{
+		{"calls of ±10%", 0.06, 800, true},
+		{"exponential calls", 1, 300, false},
+	} {
+		k := &kneeLimit{est: 50, min: 1, max: 200, base: 100e6, noise: tc.cv, noiseN: 8, wander: tc.cv, wanderN: 8, step: 1}
+		cur := kneeWindow{lat: 100e6, n: float64(tc.n), binding: true, limit: 50}
+		w := WindowSummary{Samples: tc.n, Rejected: 4 * tc.n, Duration: time.Second}
+		tol := k.tolerance(cur)
+		hold, queue, _ := k.bands(cur, w, tol)
+		if narrowed := queue < 1+tol; narrowed != tc.narrow {
+			t.Errorf("%s: tolerance %.3f, bands hold %.3f and cut %.3f: narrowed %v, want %v", tc.what, tol, hold, queue, narrowed, tc.narrow)
+		}
+	}
+}
+
+// The window after a doubling in the startup, where latency lags a window: one of eight
+// latencies (calls of 120ms, a window of 1s) holds few calls admitted before the doubling, and
+// at base the startup doubles again; one of three (calls of 300ms) is mostly theirs, and waits.
+func TestKneeStartupGrowsAgainOnAWindowOfMostlyNewCalls(t *testing.T) {
+	k := func(lat time.Duration, samples int) float64 {
+		kl := &kneeLimit{est: 40, min: 1, max: 1000, window: time.Second, base: float64(lat), varb: 0.001,
+			noise: 1, noiseN: 8, wander: 1, wanderN: 8, step: 2, moved: 1, confirmed: true}
+		kl.Update(WindowSummary{AvgLatency: lat, Samples: samples, Rejected: 4 * samples, MaxInFlight: 40,
+			Duration: time.Second, End: time.Unix(1000, 5e8)})
+		return kl.Estimate()
+	}
+	if got := k(120*time.Millisecond, 330); got != 80 {
+		t.Errorf("a window of 8 latencies at base after a doubling: estimate %v, want 80", got)
+	}
+	if got := k(300*time.Millisecond, 130); got != 40 {
+		t.Errorf("a window of 3 latencies at base after a doubling: estimate %v, want 40 (it waits a window)", got)
+	}
+}
+
+// A base first measured on a window of fewer than four latencies reads short, as one measured
+// on the first window does: calls of 120ms (exponential), a first window that reached the limit
+// too soon to measure base, a second of 0.39s (3.6 latencies) that measured it 9% low. The next
+// window, of eight latencies after the startup's doubling, within the tolerance and above base,
+// measures it again; one as short as the second does not.
+func TestKneeBaseReadOnAShortWindowIsMeasuredAgain(t *testing.T) {
+	for _, tc := range []struct {
+		what  string
+		third time.Duration
+		moves bool
+	}{
+		{"a third window of eight latencies", time.Second, true},
+		{"a third window as short as the second", 390 * time.Millisecond, false},
+	} {
+		k := newKnee(AdaptiveLimitConfig{InitialLimit: 20, MinLimit: 1, MaxLimit: 1000, Window: time.Second}).(*kneeLimit)
+		end := time.Unix(1000, 0)
+		window := func(lat, d time.Duration, samples, rejected int) {
+			end = end.Add(d)
+			k.Update(WindowSummary{AvgLatency: lat, Samples: samples, Rejected: rejected, MaxInFlight: k.Limit(), Duration: d, End: end})
+		}
+		window(102*time.Millisecond, 1010*time.Millisecond, 179, 1526)
+		if k.base != 0 {
+			t.Fatalf("%s: base measured on the first window", tc.what)
+		}
+		window(107*time.Millisecond, k.nextWindow(), 69, 545)
+		if k.base != 107e6 || k.Limit() != 40 {
+			t.Fatalf("%s: after the second window base %.1fms and limit %d, want 107ms and 40", tc.what, k.base/1e6, k.Limit())
+		}
+		window(113*time.Millisecond, tc.third, int(330*tc.third.Seconds()), int(1290*tc.third.Seconds()))
+		if moved := k.base > 108e6; moved != tc.moves {
+			t.Errorf("%s at 113ms: base %.1fms, want it measured again: %v", tc.what, k.base/1e6, tc.moves)
+		}
+	}
+}

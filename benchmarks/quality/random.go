@@ -17,11 +17,16 @@ import (
 // reference page recommends; at twice the mean, a limit near the knee is a loss system, see
 // own-drops), and shares of at least three slots per replica (a replica whose share is one or two
 // slots cannot hold the knee without idling them, whatever the algorithm).
-func RandomClasses() []Class {
-	r := rand.New(rand.NewPCG(2026, 12))
+func RandomClasses() []Class { return DrawClasses(2026, 12, randomClasses) }
+
+// DrawClasses draws n classes the way RandomClasses does, from the generator seeded with seed1
+// and seed2: another draw of the same kind, to check that what the published draw shows holds
+// on scenarios it did not pick (cmd/quality -draw). RandomClasses is DrawClasses(2026, 12, 20).
+func DrawClasses(seed1, seed2 uint64, n int) []Class {
+	r := rand.New(rand.NewPCG(seed1, seed2))
 	pick := func(xs ...float64) float64 { return xs[r.IntN(len(xs))] }
-	classes := make([]Class, 0, randomClasses)
-	for i := 1; i <= randomClasses; i++ {
+	classes := make([]Class, 0, n)
+	for i := 1; i <= n; i++ {
 		knee := int(pick(6, 10, 16, 24, 40, 64, 100))
 		replicas := int(pick(1, 1, 1, 2, 4, 8))
 		for replicas > 1 && knee/replicas < 4 {

@@ -18,7 +18,45 @@ func TestRandomClasses(t *testing.T) {
 		t.Fatalf("%d classes, want %d", len(classes), randomClasses)
 	}
 	checkNamedApart(t, classes, append(Classes(), WideClasses()...)...)
-	again := RandomClasses()
+	checkDrawn(t, classes, RandomClasses())
+	var knee []Contender
+	for _, c := range Contenders() {
+		if c.Name == "knee" {
+			knee = append(knee, c)
+		}
+	}
+	runs, err := RunAll(classes, knee, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * len(classes); len(runs) != want {
+		t.Errorf("%d runs, want %d", len(runs), want)
+	}
+}
+
+// Another draw (cmd/quality -draw) holds as many classes as asked, of the same kind and within
+// the same ranges, the same every time it is drawn, and not the published ones.
+func TestDrawClasses(t *testing.T) {
+	classes := DrawClasses(2027, 7, 30)
+	if len(classes) != 30 {
+		t.Fatalf("%d classes, want 30", len(classes))
+	}
+	checkDrawn(t, classes, DrawClasses(2027, 7, 30))
+	same := 0
+	for i, c := range RandomClasses() {
+		if c.Doc == classes[i].Doc {
+			same++
+		}
+	}
+	if same == randomClasses {
+		t.Error("another draw gave the published classes")
+	}
+}
+
+// checkDrawn checks that classes drawn at random are the same when drawn again, and within the
+// ranges the random set's doc promises.
+func checkDrawn(t *testing.T, classes, again []Class) {
+	t.Helper()
 	for i, c := range classes {
 		if c.Doc != again[i].Doc {
 			t.Errorf("class %q: doc %q, drawn again %q", c.Name, c.Doc, again[i].Doc)
@@ -44,18 +82,5 @@ func TestRandomClasses(t *testing.T) {
 				}
 			}
 		}
-	}
-	var knee []Contender
-	for _, c := range Contenders() {
-		if c.Name == "knee" {
-			knee = append(knee, c)
-		}
-	}
-	runs, err := RunAll(classes, knee, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := 2 * len(classes); len(runs) != want {
-		t.Errorf("%d runs, want %d", len(runs), want)
 	}
 }

@@ -72,6 +72,7 @@ func WideClasses() []Class {
 					}}
 			},
 		},
+		loadClass("w-cold-far", "a cold start far below a large knee: exponential service times of 120ms, knee 100 under 2x overload, from the initial limit of 20 (a window holds eight latencies and, at first, 170 calls: its mean is uncertain by 8%); found in another draw of the random set's kind, and added with the rules it called for", 116, 100, 120*time.Millisecond, sim.Exponential{}, 4, 1, loadPhase{90, 2}),
 		loadClass("w-light", "light open load (80% of a knee of 24, exponential service times of 30ms: light load on a FIFO queue waits), then 1.3x overload, then 80% again", 114, 24, 30*time.Millisecond, sim.Exponential{}, 4, 1, loadPhase{60, 0.8}, loadPhase{60, 1.3}, loadPhase{60, 0.8}),
 	}
 }

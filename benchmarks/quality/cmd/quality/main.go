@@ -35,6 +35,11 @@
 //
 //	cd benchmarks && go run ./quality/cmd/quality -set random -seeds 2 -write ../docs
 //
+// With -draw SEED1,SEED2,N as well it runs another draw of N classes of the same kind instead
+// (quality.DrawClasses), to check a change on scenarios the published draw did not pick:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -set random -draw 2027,7,30 -seeds 2 -save draw.json
+//
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant, and in how many of the runs the reference best-fixed
@@ -67,6 +72,7 @@ func main() {
 	each := flag.Bool("each", false, "also print every variant's rows, not only the worst (narrow it with -variant)")
 	save := flag.String("save", "", "save every variant's rows in `FILE` (JSON), for -against")
 	against := flag.String("against", "", "compare this run's rows with those saved in `FILE` by -save (another build of the code): means over the variants, lowest goodput, runs meeting the targets")
+	draw := flag.String("draw", "", "with -set random, run another draw of random classes instead of the published one: `SEED1,SEED2,N` draws N classes from the generator seeded with SEED1 and SEED2 (quality.DrawClasses); not with -write")
 	anchors := flag.String("anchors", "", "hold the contenders run to the latency target of the anchors' rows saved in `FILE` by -save (the same -set, -only and -seeds), so that -alg knee alone runs in a fraction of the time; not with -write")
 	flag.Parse()
 	if *anchors != "" && *write != "" {
@@ -81,8 +87,21 @@ func main() {
 		classes = quality.WideClasses()
 	case "random":
 		classes = quality.RandomClasses()
+		if *draw != "" {
+			var seed1, seed2 uint64
+			var n int
+			if _, err := fmt.Sscanf(*draw, "%d,%d,%d", &seed1, &seed2, &n); err != nil || n < 1 || *write != "" {
+				fmt.Fprintf(os.Stderr, "quality: -draw %q: want SEED1,SEED2,N (N at least 1), and no -write (the page is the published draw)\n", *draw)
+				os.Exit(2)
+			}
+			classes = quality.DrawClasses(seed1, seed2, n)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "quality: -set %q: want main, wide or random\n", *set)
+		os.Exit(2)
+	}
+	if *draw != "" && *set != "random" {
+		fmt.Fprintln(os.Stderr, "quality: -draw is for -set random")
 		os.Exit(2)
 	}
 	if *only != "" {
