@@ -264,6 +264,7 @@ func pool(a, b WindowSummary) WindowSummary {
 
 func (k *kneeLimit) decide(w WindowSummary) int {
 	lat := float64(max(1, w.AvgLatency))
+	span := float64(w.Duration) / lat
 	cur := kneeWindow{
 		lat:       lat,
 		conc:      lat * float64(w.Samples) / float64(max(1, w.Duration)),
@@ -275,8 +276,8 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		touched:   w.Rejected > 0 || w.MaxInFlight >= toLimit(k.est),
 		drain:     k.drainOf > 0,
 		limit:     k.est,
-		span:      float64(w.Duration) / lat,
-		lags:      float64(w.Duration) < kneeSpan*lat,
+		span:      span,
+		lags:      span < kneeSpan,
 	}
 	prev := k.prev
 	k.prev = cur
