@@ -84,3 +84,23 @@ func checkDrawn(t *testing.T, classes, again []Class) {
 		}
 	}
 }
+
+// ClockOffset changes nothing of a scenario but where its wall clock starts.
+func TestClockOffsetShiftsOnlyTheClock(t *testing.T) {
+	const d = 3700 * time.Millisecond
+	classes := append(Classes(), WideClasses()...)
+	shifted := ClockOffset(classes, d)
+	for i, c := range classes {
+		for _, m := range []sim.Model{sim.PS, sim.FIFO} {
+			want := c.Make(m, 0.5)
+			got := shifted[i].Make(m, 0.5)
+			if got.ClockOffset != d || shifted[i].Name != c.Name {
+				t.Fatalf("%s on %v: clock offset %v, want %v", c.Name, m, got.ClockOffset, d)
+			}
+			got.ClockOffset = 0
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s on %v: the shifted scenario differs beyond its clock:\n%+v\nwant\n%+v", c.Name, m, got, want)
+			}
+		}
+	}
+}

@@ -131,6 +131,25 @@ const (
 	timeout = 3 * service // a timeout inside the limit: three times the mean service time
 )
 
+// ClockOffset returns classes whose scenarios start their wall clock d past a boundary of
+// Knee's drain grid (sim.Scenario.ClockOffset). Every set starts on one, as r4ctest's manual
+// clock does, so that a phase of whole tens of seconds changes on a boundary: the first drain
+// of the phase then reads the change. Another offset measures the same scenarios
+// with the phases' changes between the boundaries.
+func ClockOffset(classes []Class, d time.Duration) []Class {
+	out := make([]Class, len(classes))
+	for i, c := range classes {
+		inner := c.Make
+		c.Make = func(m sim.Model, scale float64) sim.Scenario {
+			sc := inner(m, scale)
+			sc.ClockOffset = d
+			return sc
+		}
+		out[i] = c
+	}
+	return out
+}
+
 // rate is the arrival rate that offers load times what capacity workers serve at service.
 func rate(load float64, capacity int, service time.Duration) float64 {
 	return load * float64(capacity) / service.Seconds()

@@ -7,8 +7,8 @@ import (
 	"github.com/resilience4cata/r4c/r4ctest"
 )
 
-// Epoch is the wall time at which every simulation starts: the manual clock's, a whole number
-// of Knee's drain periods since the Unix epoch.
+// Epoch is the wall time at which every simulation starts (plus its Scenario.ClockOffset): the
+// manual clock's, a whole number of Knee's drain periods since the Unix epoch.
 var Epoch = r4ctest.Epoch
 
 // Clock is the simulation's r4c.Clock: it reads the simulated time, and its timers are events of
@@ -23,8 +23,8 @@ var _ r4c.Clock = Clock{}
 // Nanotime returns the simulated nanoseconds since the start.
 func (c Clock) Nanotime() int64 { return c.s.now }
 
-// Now returns Epoch plus the simulated time.
-func (c Clock) Now() time.Time { return Epoch.Add(time.Duration(c.s.now)) }
+// Now returns the wall time: Epoch plus the scenario's ClockOffset plus the simulated time.
+func (c Clock) Now() time.Time { return c.s.wall() }
 
 // NewTimer returns a timer that sends the simulated time once d has passed.
 func (c Clock) NewTimer(d time.Duration) r4c.Timer {
@@ -72,7 +72,10 @@ func (t *timer) fire() {
 		return
 	}
 	select {
-	case t.ch <- Epoch.Add(time.Duration(t.s.now)):
+	case t.ch <- t.s.wall():
 	default:
 	}
 }
+
+// wall returns the wall time the simulation's clock reads now.
+func (s *Sim) wall() time.Time { return Epoch.Add(s.sc.ClockOffset + time.Duration(s.now)) }

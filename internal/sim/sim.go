@@ -68,6 +68,10 @@ type Scenario struct {
 	Seed    uint64
 	// Tick is how often the limits are recorded (default 100ms).
 	Tick time.Duration
+	// ClockOffset is where the wall clock (Clock.Now) reads at the start, past Epoch: 0 starts
+	// on a boundary of Knee's drain grid, so that phases of whole tens of seconds change on
+	// one; any other offset moves every phase change off it by that much.
+	ClockOffset time.Duration
 }
 
 // Limiter is one replica's concurrency limiter, as the simulation sees it.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/resilience4cata/r4c"
 )
 
 // A fixed limit at the knee in front of a saturated dependency: the dependency completes
@@ -170,5 +172,29 @@ func TestHeldIsTheLoadNotTheLimit(t *testing.T) {
 	}
 	if p.Settled != 2.5 {
 		t.Errorf("settled %v, want the limit: 2.5", p.Settled)
+	}
+}
+
+// The wall clock starts ClockOffset past Epoch, and moves with the simulated time: a limiter
+// made at the start reads Epoch plus the offset, and a timer it sets fires that much later.
+func TestClockOffsetMovesTheWallClock(t *testing.T) {
+	for _, offset := range []time.Duration{0, 3700 * time.Millisecond} {
+		var start, fired time.Time
+		sc := Scenario{Model: PS, Seed: 1, ClockOffset: offset,
+			Phases: []Phase{{Duration: 5 * time.Second, Capacity: 10, Service: 50 * time.Millisecond, Rate: 50}}}
+		_, err := Run(sc, func(clock r4c.Clock, replica int) (Limiter, error) {
+			start = clock.Now()
+			clock.AfterFunc(2*time.Second, func() { fired = clock.Now() })
+			return FixedLimit(10)(clock, replica)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := Epoch.Add(offset); !start.Equal(want) {
+			t.Errorf("offset %v: the clock read %v at the start, want %v", offset, start, want)
+		}
+		if want := Epoch.Add(offset + 2*time.Second); !fired.Equal(want) {
+			t.Errorf("offset %v: a timer of 2s fired at %v, want %v", offset, fired, want)
+		}
 	}
 }

@@ -40,6 +40,12 @@
 //
 //	cd benchmarks && go run ./quality/cmd/quality -set random -draw 2027,7,30 -seeds 2 -save draw.json
 //
+// Every scenario's wall clock starts on a boundary of Knee's drain grid, as r4ctest's manual clock
+// does, so that phases of whole tens of seconds change on one. With -offset D it starts D past
+// one instead (quality.ClockOffset), to measure how much a result owes to that alignment:
+//
+//	cd benchmarks && go run ./quality/cmd/quality -alg knee -seeds 8 -offset 3.7s -anchors /tmp/all.json -against /tmp/all.json
+//
 // With -seeds N it runs N variants of every scenario (other arrivals and work, the same phases)
 // and prints, for each phase, the worst figure over them, then how many phases each contender
 // meets the targets in, in every variant, and in how many of the runs the reference best-fixed
@@ -73,6 +79,7 @@ func main() {
 	save := flag.String("save", "", "save every variant's rows in `FILE` (JSON), for -against")
 	against := flag.String("against", "", "compare this run's rows with those saved in `FILE` by -save (another build of the code): means over the variants, lowest goodput, runs meeting the targets")
 	draw := flag.String("draw", "", "with -set random, run another draw of random classes instead of the published one: `SEED1,SEED2,N` draws N classes from the generator seeded with SEED1 and SEED2 (quality.DrawClasses); not with -write")
+	offset := flag.Duration("offset", 0, "start every scenario's wall clock `D` past a boundary of Knee's drain grid (quality.ClockOffset), so that the phases change between its boundaries; the published pages start on one; not with -write")
 	anchors := flag.String("anchors", "", "hold the contenders run to the latency target of the anchors' rows saved in `FILE` by -save (the same -set, -only and -seeds), so that -alg knee alone runs in a fraction of the time; not with -write")
 	flag.Parse()
 	if *anchors != "" && *write != "" {
@@ -103,6 +110,13 @@ func main() {
 	if *draw != "" && *set != "random" {
 		fmt.Fprintln(os.Stderr, "quality: -draw is for -set random")
 		os.Exit(2)
+	}
+	if *offset != 0 {
+		if *write != "" {
+			fmt.Fprintln(os.Stderr, "quality: -offset is for measuring; a page is written with the clock on the grid (drop -offset or -write)")
+			os.Exit(2)
+		}
+		classes = quality.ClockOffset(classes, *offset)
 	}
 	if *only != "" {
 		classes = filter(classes, *only, func(c quality.Class) string { return c.Name })
