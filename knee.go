@@ -126,6 +126,7 @@ type kneeWindow struct {
 	limit     float64 // the limit during the window
 	span      float64 // the window's length in latencies
 	lags      bool    // the window holds fewer than kneeSpan latencies: latency answers a change of the limit a window late
+	heavy     bool    // the limit held back three calls or more for each one it served
 }
 
 // Tuning of the knee algorithm (see docs/knee-design.md for the reasoning behind each).
@@ -278,6 +279,7 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		limit:     k.est,
 		span:      span,
 		lags:      span < kneeSpan,
+		heavy:     w.Rejected >= 3*w.Samples,
 	}
 	prev := k.prev
 	k.prev = cur
@@ -638,12 +640,16 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 		k.spacing, k.spaceAt = min(kneeMaxSpacing, 2*max(1, spacing)), k.drainOf
 	}
 	switch {
-	case e < kneeElastic/2 && lat > k.expected() && smallShare(k.drainOf) && cur.lags && !k.resolves(cur.n, k.depth):
+	case e < kneeElastic/2 && lat > k.expected() && smallShare(k.drainOf) && cur.lags && !k.resolves(cur.n, k.depth) && !prev.heavy:
 		// Too noisy to read, for a small share where latency lags: the drained window's
 		// mean cannot tell a queue from none, and latency above base proves nothing. Read as
 		// base, it raised the bases of replicas a little with every drain that happened to
 		// read high, until they stopped binding ("a drain too noisy to read" in
-		// docs/knee-design.md). The limit is restored; base stays.
+		// docs/knee-design.md). The limit is restored; base stays. Not a drain from a limit
+		// that held back three calls or more for each it served: that is a limit far below
+		// the knee (or a replica far below its share), most likely cut there by a base read
+		// low, which only such drains can raise (a lone limit of 300ms calls whose first base
+		// read 20% low was cut to a fifth of the knee for good).
 		k.est = k.drainOf
 	case e < kneeElastic/2:
 		// Latency did not follow: the drained window was at or below the knee, and its

@@ -508,6 +508,35 @@ func TestKneeNoisyDrainOfASmallShareDoesNotConfirmBase(t *testing.T) {
 	}
 }
 
+// A drain of a small share where latency lags, too noisy to tell a queue from none, whose
+// latency did not follow it and lies above base, teaches nothing: the limit is restored and base
+// stays (a replica's drain of a slot reads the others' queue). But from a limit that held back
+// three calls or more for each one it served it measures base: such a limit is far below the
+// knee or its share, most likely cut there by a base read low, which nothing else raises where
+// latency lags and windows are noisy.
+func TestKneeNoisyDrainFromAHeavilyRejectingLimitMeasuresBase(t *testing.T) {
+	for _, heavy := range []bool{false, true} {
+		k := &kneeLimit{est: 5 * (1 - kneeDrainDepth), min: 1, max: 200, window: time.Second, noise: 0.9, noiseN: 8, step: 1,
+			base: 240e6, varb: kneePrior * kneePrior, started: true, calm: 1.2, drainOf: 5, depth: kneeDrainDepth, spacing: 1}
+		if k.resolves(20, kneeDrainDepth) {
+			t.Fatal("a drain of 15% over 20 samples of a spread of 0.9 resolves: the test does not test what it says")
+		}
+		prev := kneeWindow{lat: 295e6, n: 20, binding: true, limit: 5, lags: true, heavy: heavy}
+		cur := kneeWindow{lat: 293e6, n: 20, binding: true, drain: true, limit: k.est, lags: true} // did not follow
+		k.drained(prev, cur, WindowSummary{Samples: 20, Rejected: 70, Duration: time.Second, End: time.Unix(1000*10+1, 0)}, 0.25)
+		if k.est != 5 {
+			t.Errorf("heavy %v: limit %.2f after the drain, want 5 restored", heavy, k.est)
+		}
+		moved := k.expected() > 241e6
+		if moved != heavy {
+			t.Errorf("heavy %v: base %.1fms after a drain that read 293ms against 240ms (moved %v, want %v)", heavy, k.expected()/1e6, moved, heavy)
+		}
+		if k.confirmed {
+			t.Errorf("heavy %v: a small share's noisy drain confirmed base", heavy)
+		}
+	}
+}
+
 // Drains too noisy to resolve whether latency followed them (a share of 6 calls, 100 samples a
 // window), each finding latency about base (within the tolerance's lower half) and none followed
 // by latency in full, confirm base once kneeAgreed of them come in a row; a drain that latency
