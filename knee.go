@@ -159,6 +159,7 @@ const (
 	kneeSteady       = 0.1   // how far (log) latency may move between two windows of drops that are the dependency's own
 	kneeSettleLag    = 4     // a window shorter than this many latencies holds a quarter or more of calls admitted before it
 	kneeLightBase    = 8     // windows of light load that measured base before a drain's noise cannot lower it (see drained)
+	kneeMaxTrend     = 0.03  // the fastest base may move along its trend, per window (log; see observe)
 	kneeAgreed       = 3     // drains in a row that agree with base without resolving it, which confirm it (see drained)
 )
 
@@ -1505,6 +1506,13 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 		default:
 			k.trend = 0
 		}
+		// At most kneeMaxTrend a window: calls that get heavier or lighter do so by a few
+		// percent a window at most (a service time that triples over two minutes moves 0.9%).
+		// Two windows that read 15% and 26% below base one after the other, under a limit
+		// that did not bind while the dependency's queue swung, taught 14% a window: base ran
+		// from 106ms to 18ms in twelve windows, every window then read as a queue, and the
+		// limit fell to 1 for a knee of 6 ("trend" in docs/knee-design.md).
+		k.trend = max(-kneeMaxTrend, min(kneeMaxTrend, k.trend))
 		k.estAtBase = k.est
 		k.base, k.baseDrop, k.varb, k.since, k.surprise = lat, drops, r, 0, 0
 		k.lightBase = 0
@@ -1524,6 +1532,7 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 	default:
 		k.trend /= 2 // a measurement that agrees with base: a trend, if any, is fading
 	}
+	k.trend = max(-kneeMaxTrend, min(kneeMaxTrend, k.trend)) // see above
 	k.estAtBase = k.est
 	k.baseDrop += g * (drops - k.baseDrop)
 	k.varb *= 1 - g

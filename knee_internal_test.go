@@ -1006,3 +1006,39 @@ func TestKneeBaseReadOnAShortWindowIsMeasuredAgain(t *testing.T) {
 		}
 	}
 }
+
+// Base moves along a trend learned from two measurements off it the same way, the second further,
+// at most kneeMaxTrend a window: a drift of calls getting lighter by 2% a window is followed as
+// measured, but two windows that read 15% and 26% low one after the other (a queue that swung
+// under a limit that did not bind) do not teach 14% a window, which ran base from 106ms to 18ms
+// in twelve windows and took the limit to 1 for a knee of 6.
+func TestKneeTrendIsAtMostAFewPercentAWindow(t *testing.T) {
+	for _, tc := range []struct {
+		what          string
+		first, second float64 // the two measurements, as a share of base
+		apart         int     // windows between them
+		trend         float64
+	}{
+		{"calls getting lighter by 2% a window", 0.86, 0.827, 2, math.Log(0.827/0.86) / 2},
+		{"a swing of 15% then 26% low", 0.85, 0.736, 1, -kneeMaxTrend},
+	} {
+		k := &kneeLimit{base: 100e6, varb: 0.001, noise: 1, noiseN: 8, est: 20, min: 1, max: 200}
+		k.observe(tc.first*100e6, 0, 1000, false)
+		if k.surprise == 0 {
+			t.Fatalf("%s: the first measurement was not a surprise: the test does not test what it says", tc.what)
+		}
+		for range tc.apart {
+			k.age()
+		}
+		k.observe(tc.second*100e6, 0, 1000, false)
+		if math.Abs(k.trend-tc.trend) > 1e-9 {
+			t.Errorf("%s: trend %.4f a window, want %.4f", tc.what, k.trend, tc.trend)
+		}
+		for range 12 {
+			k.age()
+		}
+		if low := tc.second * 100e6 * math.Exp(-0.3); k.expected() < low*0.999 {
+			t.Errorf("%s: base %.1fms twelve windows later, want %.1fms or more", tc.what, k.expected()/1e6, low/1e6)
+		}
+	}
+}
