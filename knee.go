@@ -985,10 +985,23 @@ func (k *kneeLimit) watchesDrops() bool { return k.step > 1 || k.confirmed }
 
 // endsEarly reports whether a window that watches its drops (see watchesDrops) should end at
 // once: it holds kneeEarly samples or more, and its drops are above the share seen without load
-// by more than a quarter of them beyond three standard deviations of their count.
+// by more than a quarter of them beyond three standard deviations of their count, or exceed the
+// drops that share would give by twice the limit (and kneeEarly), five standard deviations of
+// their count beyond it. The share alone is diluted by the calls that succeeded before the
+// overload began within the window: a capacity that fell from 80 workers to 5 half a window in
+// timed out a whole limit of calls for another half window before the share crossed its bar
+// (where the fall came at a window's start, the window ended within a tenth of one).
 func (k *kneeLimit) endsEarly(samples, drops int) bool {
+	if samples < kneeEarly {
+		return false
+	}
 	n := float64(samples)
-	return samples >= kneeEarly && float64(drops)/n-k.baseDrop > 0.25+3*math.Sqrt(0.25/n)
+	if float64(drops)/n-k.baseDrop > 0.25+3*math.Sqrt(0.25/n) {
+		return true
+	}
+	excess := float64(drops) - k.baseDrop*n
+	p := max(k.baseDrop, 1/n)
+	return excess >= max(kneeEarly, 2*k.est) && excess > 5*math.Sqrt(n*p*(1-p))
 }
 
 // readsEvery returns how often the next window is read before its end (see endsAt): every

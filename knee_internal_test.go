@@ -313,6 +313,10 @@ func TestKneeEndsEarlyOnlyOnDropsAfterAGrowth(t *testing.T) {
 		{"too few samples", 2, 0, kneeEarly - 1, kneeEarly - 1, false},
 		{"drops about base's share", 2, 0.3, 100, 40, false},
 		{"a quarter dropped", 2, 0, 100, 25, false},
+		{"after a growth, twice the limit dropped after 2000 calls served", 2, 0, 2040, 40, true},
+		{"after a growth, fewer than twice the limit dropped", 2, 0, 2039, 39, false},
+		{"after a growth, twice the limit dropped, within the noise of base's share", 2, 0.05, 2040, 142, false},
+		{"after a growth, twice the limit over base's share, beyond its noise", 2, 0.05, 2040, 190, true},
 	} {
 		k := &kneeLimit{est: 20, step: c.step, baseDrop: c.baseDrop}
 		if got := k.watchesDrops() && k.endsEarly(c.samples, c.drops); got != c.want {
