@@ -126,7 +126,7 @@ type kneeWindow struct {
 	limit     float64 // the limit during the window
 	span      float64 // the window's length in latencies
 	lags      bool    // the window holds fewer than kneeSpan latencies: latency answers a change of the limit a window late
-	heavy     bool    // the limit held back three calls or more for each one it served
+	heavy     bool    // the limit held back three calls or more for each one it served: heavy overload (see bands)
 }
 
 // Tuning of the knee algorithm (see docs/knee-design.md for the reasoning behind each).
@@ -1044,7 +1044,7 @@ func smallShare(limit float64) bool { return kneeSlack/limit > kneeTolerance }
 // target. Target is the middle of the tolerance, or its lower half under heavy overload (see
 // grow).
 func (k *kneeLimit) bands(cur kneeWindow, w WindowSummary, tol float64) (hold, queue, target float64) {
-	if cur.binding && w.Rejected >= 3*w.Samples && kneeSlack/k.est <= tol/4 && 3*k.wanderSpread(cur.n) <= tol/2 {
+	if cur.binding && cur.heavy && kneeSlack/k.est <= tol/4 && 3*k.wanderSpread(cur.n) <= tol/2 {
 		// Only where the narrowed band stands above the noise: its cut, at half the
 		// tolerance, is still three standard deviations of the window's mean. Where the
 		// tolerance is noise's (calls that vary much, few samples), half of it is a standard
@@ -1525,7 +1525,7 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 		// that did not bind while the dependency's queue swung, taught 14% a window: base ran
 		// from 106ms to 18ms in twelve windows, every window then read as a queue, and the
 		// limit fell to 1 for a knee of 6 ("trend" in docs/knee-design.md).
-		k.trend = max(-kneeMaxTrend, min(kneeMaxTrend, k.trend))
+		k.boundTrend()
 		k.estAtBase = k.est
 		k.base, k.baseDrop, k.varb, k.since, k.surprise = lat, drops, r, 0, 0
 		k.lightBase = 0
@@ -1545,7 +1545,7 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 	default:
 		k.trend /= 2 // a measurement that agrees with base: a trend, if any, is fading
 	}
-	k.trend = max(-kneeMaxTrend, min(kneeMaxTrend, k.trend)) // see above
+	k.boundTrend()
 	k.estAtBase = k.est
 	k.baseDrop += g * (drops - k.baseDrop)
 	k.varb *= 1 - g
@@ -1591,6 +1591,9 @@ func learnedCV(cv float64, measured int) float64 {
 	}
 	return cv
 }
+
+// boundTrend holds the trend within kneeMaxTrend a window either way (see observe).
+func (k *kneeLimit) boundTrend() { k.trend = max(-kneeMaxTrend, min(kneeMaxTrend, k.trend)) }
 
 // expected returns the no-load latency now: base moved along its trend for at most the windows
 // between two drains (and by kneeTolerance at least), so that a trend that stopped misleads

@@ -947,7 +947,7 @@ func TestKneeHeavyOverloadNarrowsOnlyAboveTheNoise(t *testing.T) {
 		{"exponential calls", 1, 300, false},
 	} {
 		k := &kneeLimit{est: 50, min: 1, max: 200, base: 100e6, noise: tc.cv, noiseN: 8, wander: tc.cv, wanderN: 8, step: 1}
-		cur := kneeWindow{lat: 100e6, n: float64(tc.n), binding: true, limit: 50}
+		cur := kneeWindow{lat: 100e6, n: float64(tc.n), binding: true, limit: 50, heavy: true}
 		w := WindowSummary{Samples: tc.n, Rejected: 4 * tc.n, Duration: time.Second}
 		tol := k.tolerance(cur)
 		hold, queue, _ := k.bands(cur, w, tol)
