@@ -164,7 +164,7 @@ Its figures are one run of each scenario: with ` + "`-seeds N`" + ` the command 
 variants of each (other arrivals and work, the same phases) and prints the worst figure of
 each phase over them, how many phases each contender meets the targets in every time, and in
 how many runs of a phase (a phase in one variant) it meets them.
-With ` + "`-trace`" + ` it also prints each run's limits over time, a line per second (narrowed with
+With ` + "`-trace`" + ` it also prints each run's limits over time (each replica's, up to ten), a line per second (narrowed with
 ` + "`-only`, `-alg` and `-variant K`" + `), to see how a contender moves when a figure needs explaining;
 with ` + "`-each`" + ` every variant's figures, to find the variant behind a worst one; and with
 ` + "`-save FILE`" + `, then ` + "`-against FILE`" + ` in a build with a change, each phase's means over the

@@ -29,3 +29,19 @@ func TestWriteTraceGivesALinePerSecond(t *testing.T) {
 		t.Errorf("last second has %d readings, want 5: %q", got, lines[3])
 	}
 }
+
+func TestWriteTraceShowsEachReplicasLimit(t *testing.T) {
+	res := &sim.Result{Ticks: []sim.Tick{
+		{At: 0, Capacity: 30, Limits: []int{12, 15, 13}, Sum: 40, Load: 37},
+		{At: 100 * time.Millisecond, Capacity: 30, Limits: make([]int, traceReplicas+1), Sum: 55, Load: 30},
+	}}
+	r := Run{Class: "w-replicas-3", Model: sim.FIFO, Contender: Contender{Name: "knee"}, Result: res}
+	var b strings.Builder
+	if err := WriteTrace(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if want := "    0s knee  30: 12+15+13/37 55/30"; len(lines) != 2 || lines[1] != want {
+		t.Errorf("readings %q, want %q (each of three replicas' limits, then the sum of more than %d)", lines[len(lines)-1], want, traceReplicas)
+	}
+}

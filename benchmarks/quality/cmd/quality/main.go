@@ -52,7 +52,8 @@
 // meets (the best of limits fixed at 1 to 1.5 times the knee: run it, with the anchors, or save
 // its rows with theirs for -anchors). The page's tables and plots are written from variant
 // 0 alone; its summary adds those counts over every variant. With -trace it
-// also prints each run's limits over time, a line per second, to read how a contender moves:
+// also prints each run's limits over time, a line per second (each replica's limit, up to ten
+// replicas), to read how a contender moves:
 //
 //	cd benchmarks && go run ./quality/cmd/quality -only steps -alg knee -seeds 8 -trace -variant 3
 package main
@@ -73,7 +74,7 @@ func main() {
 	algs := flag.String("alg", "", "comma-separated algorithms to run (default: all)")
 	write := flag.String("write", "", "write `DIR`/quality.md and its plots in DIR/quality/ (e.g. ../docs); with -set wide, DIR/quality-wide.md and DIR/quality-wide/; with -set random, DIR/quality-random.md and DIR/quality-random/")
 	seeds := flag.Int("seeds", 1, "run `N` variants of every scenario and print the worst figures")
-	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second (narrow it with -only, -alg and -variant)")
+	trace := flag.Bool("trace", false, "also print every run's limits over time, a line per second, each replica's up to ten (narrow it with -only, -alg and -variant)")
 	variant := flag.Int("variant", -1, "with -trace, print only variant `K` (0 to seeds-1)")
 	each := flag.Bool("each", false, "also print every variant's rows, not only the worst (narrow it with -variant)")
 	save := flag.String("save", "", "save every variant's rows in `FILE` (JSON), for -against")
