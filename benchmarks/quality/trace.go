@@ -15,8 +15,8 @@ import (
 // window by window, when a phase's figures need explaining.
 func WriteTrace(w io.Writer, r Run) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s, %s, variant %d: the sum of the limits / the calls in the dependency, at each reading",
-		r.Class, r.Model, r.Contender.Name, r.Seed)
+	fmt.Fprintf(&b, "%s on %s, %s, variant %d: the sum of the limits (each replica's, up to %d) / the calls in the dependency, at each reading",
+		r.Class, r.Model, r.Contender.Name, r.Seed, traceReplicas)
 	second := time.Duration(-1)
 	for _, tk := range r.Result.Ticks {
 		if s := tk.At.Truncate(time.Second); s != second {
