@@ -57,7 +57,7 @@ func fixedCandidates(sc sim.Scenario, factors []float64) []fixedLimit {
 func (l fixedLimit) shares(sc sim.Scenario) []int {
 	shares := make([]int, len(sc.Phases))
 	for i, ph := range sc.Phases {
-		shares[i] = sim.KneeShare(sc, ph.Capacity, l.factor, l.most)
+		shares[i] = sim.KneeShare(sc, sc.Knee(ph), l.factor, l.most)
 	}
 	return shares
 }

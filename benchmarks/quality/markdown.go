@@ -396,6 +396,9 @@ func writeClassResults(b *strings.Builder, runs []Run, class string, opts Markdo
 	s0 := sc.Phases[0].Service
 	fmt.Fprintf(b, "A call's work: the mean service time times a multiplier of mean 1 (%s). Timeout: %s (%s the first phase's mean service time).",
 		sc.Spread, duration(sc.Timeout), times(float64(sc.Timeout)/float64(s0)))
+	if sc.Transit > 0 {
+		fmt.Fprintf(b, " Each answer takes %s to come back (a round trip outside the dependency: it holds a slot of the limit, not a worker), so the knee is the workers plus the answers on their way back.", duration(sc.Transit))
+	}
 	if sc.Replicas > 1 {
 		fmt.Fprintf(b, " %d replicas.", sc.Replicas)
 	}
@@ -409,7 +412,10 @@ func writeClassResults(b *strings.Builder, runs []Run, class string, opts Markdo
 		if !p.Overloaded {
 			b.WriteString(", light")
 		}
-		fmt.Fprintf(b, ": knee %d, service %s", ph.Capacity, duration(ph.Service))
+		fmt.Fprintf(b, ": knee %d, service %s", sc.Knee(ph), duration(ph.Service))
+		if sc.Transit > 0 {
+			fmt.Fprintf(b, " (%d workers)", ph.Capacity)
+		}
 		if ph.ServiceTo != 0 {
 			fmt.Fprintf(b, " to %s", duration(ph.ServiceTo))
 		}

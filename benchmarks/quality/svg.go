@@ -28,7 +28,7 @@ func WriteSVG(w io.Writer, title string, runs []Run, yMax float64) {
 	tEnd := ticks[len(ticks)-1].At.Seconds()
 	knee := 0
 	for _, t := range ticks {
-		knee = max(knee, t.Capacity)
+		knee = max(knee, t.Knee)
 	}
 	ymax := yMax * float64(knee)
 	x := func(sec float64) float64 { return float64(left) + pw*sec/tEnd }
@@ -57,7 +57,7 @@ func WriteSVG(w io.Writer, title string, runs []Run, yMax float64) {
 	}
 	// The knee, then each contender's limit.
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="black" stroke-width="2" stroke-dasharray="6 3" points="%s"/>`+"\n",
-		points(ticks, x, y, func(i int) float64 { return float64(ticks[i].Capacity) }))
+		points(ticks, x, y, func(i int) float64 { return float64(ticks[i].Knee) }))
 	legend := func(i int, name, colour, dash string) {
 		ly := float64(top + 14 + 18*i)
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="%s"/><text x="%.1f" y="%.1f">%s</text>`+"\n",

@@ -57,7 +57,7 @@ func rowsOf(r Run) []Row {
 	var rows []Row
 	for i, p := range r.Result.Phases {
 		row := Row{Class: r.Class, Model: r.Model.String(), Contender: r.Contender.Name, Anchor: r.Contender.Anchor,
-			Variant: r.Seed, Phase: i + 1, Knee: p.Phase.Capacity, Overloaded: p.Overloaded, Settled: p.Settled,
+			Variant: r.Seed, Phase: i + 1, Knee: r.Result.Scenario.Knee(p.Phase), Overloaded: p.Overloaded, Settled: p.Settled,
 			Held: p.Held, Goodput: p.Goodput, SettleTime: p.SettleTime, Jain: p.Jain,
 			Replicas: r.Result.Scenario.Replicas, Seeds: 1}
 		if p.MeanService > 0 {

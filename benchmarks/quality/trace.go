@@ -21,7 +21,7 @@ func WriteTrace(w io.Writer, r Run) error {
 	for _, tk := range r.Result.Ticks {
 		if s := tk.At.Truncate(time.Second); s != second {
 			second = s
-			fmt.Fprintf(&b, "\n%5.0fs knee %3d:", s.Seconds(), tk.Capacity)
+			fmt.Fprintf(&b, "\n%5.0fs knee %3d:", s.Seconds(), tk.Knee)
 		}
 		b.WriteByte(' ')
 		if n := len(tk.Limits); n > 1 && n <= traceReplicas {

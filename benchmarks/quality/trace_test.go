@@ -11,7 +11,7 @@ import (
 func TestWriteTraceGivesALinePerSecond(t *testing.T) {
 	res := &sim.Result{}
 	for i := range 25 { // 2.5s of readings every 100ms
-		res.Ticks = append(res.Ticks, sim.Tick{At: time.Duration(i) * 100 * time.Millisecond, Capacity: 8, Sum: 10 + i, Load: i})
+		res.Ticks = append(res.Ticks, sim.Tick{At: time.Duration(i) * 100 * time.Millisecond, Knee: 8, Sum: 10 + i, Load: i})
 	}
 	r := Run{Class: "cold", Model: sim.PS, Contender: Contender{Name: "knee"}, Seed: 2, Result: res}
 	var b strings.Builder
@@ -32,8 +32,8 @@ func TestWriteTraceGivesALinePerSecond(t *testing.T) {
 
 func TestWriteTraceShowsEachReplicasLimit(t *testing.T) {
 	res := &sim.Result{Ticks: []sim.Tick{
-		{At: 0, Capacity: 30, Limits: []int{12, 15, 13}, Sum: 40, Load: 37},
-		{At: 100 * time.Millisecond, Capacity: 30, Limits: make([]int, traceReplicas+1), Sum: 55, Load: 30},
+		{At: 0, Knee: 30, Limits: []int{12, 15, 13}, Sum: 40, Load: 37},
+		{At: 100 * time.Millisecond, Knee: 30, Limits: make([]int, traceReplicas+1), Sum: 55, Load: 30},
 	}}
 	r := Run{Class: "w-replicas-3", Model: sim.FIFO, Contender: Contender{Name: "knee"}, Result: res}
 	var b strings.Builder

@@ -73,8 +73,34 @@ func WideClasses() []Class {
 			},
 		},
 		loadClass("w-cold-far", "a cold start far below a large knee: exponential service times of 120ms, knee 100 under 2x overload, from the initial limit of 20 (a window holds eight latencies and, at first, 170 calls: its mean is uncertain by 8%); found in another draw of the random set's kind, and added with the rules it called for", 116, 100, 120*time.Millisecond, sim.Exponential{}, 4, 1, loadPhase{90, 2}),
+		transitClass("w-transit", "capacity 15 > 5 > 15 workers of 20ms calls (±20%) whose answers take 20ms to come back, so the knee is twice the workers (30 > 10 > 30), under a constant load of 1.3x the highest capacity", 117, sim.Uniform{Spread: 0.2}, 20*time.Millisecond, 20*time.Millisecond, 1, 1.3,
+			transitPhase{60, 15}, transitPhase{60, 5}, transitPhase{60, 15}),
+		transitClass("w-transit-far", "a fast dependency far away: 8 workers of 5ms exponential calls whose answers take 35ms to come back, so the knee (64) is eight times the workers and a queue of one call a worker, which would double a nearby dependency's latency, raises this one's by an eighth; under 1.5x overload", 118, sim.Exponential{}, 5*time.Millisecond, 35*time.Millisecond, 1, 1.5,
+			transitPhase{120, 8}),
+		transitClass("w-transit-replicas", "four replicas share 20 workers of 30ms calls (±10%) whose answers take 30ms to come back (a knee of 40), under 1.5x overload", 119, sim.Uniform{Spread: 0.1}, 30*time.Millisecond, 30*time.Millisecond, 4, 1.5,
+			transitPhase{150, 20}),
 		loadClass("w-light", "light open load (80% of a knee of 24, exponential service times of 30ms: light load on a FIFO queue waits), then 1.3x overload, then 80% again", 114, 24, 30*time.Millisecond, sim.Exponential{}, 4, 1, loadPhase{60, 0.8}, loadPhase{60, 1.3}, loadPhase{60, 0.8}),
 	}
+}
+
+// transitPhase is a phase of a transitClass: that many seconds with that many workers.
+type transitPhase struct{ seconds, workers int }
+
+// transitClass is a class whose answers take transit to come back (sim.Scenario.Transit): an
+// open load of load times what the most workers serve at svc, and a timeout of three times a
+// call's latency without a queue (svc plus transit).
+func transitClass(name, doc string, seed uint64, spread sim.Dist, svc, transit time.Duration, replicas int, load float64, phases ...transitPhase) Class {
+	return Class{Name: name, Doc: doc, Make: func(m sim.Model, scale float64) sim.Scenario {
+		most := 0
+		for _, p := range phases {
+			most = max(most, p.workers)
+		}
+		sc := sim.Scenario{Name: name, Model: m, Spread: spread, Timeout: 3 * (svc + transit), Transit: transit, Seed: seed, Replicas: replicas}
+		for _, p := range phases {
+			sc.Phases = append(sc.Phases, sim.Phase{Duration: secs(scale, p.seconds), Capacity: p.workers, Service: svc, Rate: rate(load, most, svc)})
+		}
+		return sc
+	}}
 }
 
 // openClass is a loadClass of one phase: load times what knee workers serve at svc, for that

@@ -72,32 +72,43 @@ func KneeLimit(sc Scenario, factor float64) NewLimiter { return KneeLimitWithin(
 func KneeLimitWithin(sc Scenario, factor, most float64) NewLimiter {
 	return func(clock r4c.Clock, _ int) (Limiter, error) {
 		f := &fixedLimit{}
-		f.follow = func() int { return KneeShare(sc, sc.CapacityAt(time.Duration(clock.Nanotime())), factor, most) }
+		f.follow = func() int { return KneeShare(sc, sc.KneeAt(time.Duration(clock.Nanotime())), factor, most) }
 		f.n = f.follow()
 		return f, nil
 	}
 }
 
-// KneeShare is each replica's limit under KneeLimitWithin for a phase of the given capacity.
-func KneeShare(sc Scenario, capacity int, factor, most float64) int {
+// KneeShare is each replica's limit under KneeLimitWithin for a phase of the given knee.
+func KneeShare(sc Scenario, knee int, factor, most float64) int {
 	replicas := float64(max(1, sc.Replicas))
-	n := math.Round(factor * float64(capacity) / replicas)
+	n := math.Round(factor * float64(knee) / replicas)
 	if most > 0 {
-		n = min(n, math.Floor(most*float64(capacity)/replicas))
+		n = min(n, math.Floor(most*float64(knee)/replicas))
 	}
 	return max(1, int(n))
 }
 
-// CapacityAt returns the capacity of the phase under way at, from the scenario's start (the
-// last phase's after its end).
-func (sc Scenario) CapacityAt(at time.Duration) int {
+// KneeAt returns the knee of the phase under way at, from the scenario's start (the last
+// phase's after its end).
+func (sc Scenario) KneeAt(at time.Duration) int {
 	end := time.Duration(0)
 	for _, ph := range sc.Phases {
 		if end += ph.Duration; at < end {
-			return ph.Capacity
+			return sc.Knee(ph)
 		}
 	}
-	return sc.Phases[len(sc.Phases)-1].Capacity
+	return sc.Knee(sc.Phases[len(sc.Phases)-1])
+}
+
+// Knee returns phase ph's knee: the calls in flight at which the dependency is busy without a
+// queue. That is its capacity, plus, with a transit, the answers on their way back at that
+// throughput (Little's law: Capacity/Service calls a second, each Transit on the way),
+// rounded to the nearest call.
+func (sc Scenario) Knee(ph Phase) int {
+	if sc.Transit <= 0 {
+		return ph.Capacity
+	}
+	return int(math.Round(float64(ph.Capacity) * float64(ph.Service+sc.Transit) / float64(ph.Service)))
 }
 
 func (f *fixedLimit) Acquire() (Permit, bool) {

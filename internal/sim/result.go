@@ -24,12 +24,12 @@ type Result struct {
 
 // Tick is a reading of the limits.
 type Tick struct {
-	At       time.Duration
-	Phase    int
-	Capacity int   // the knee
-	Limits   []int // per replica
-	Sum      int   // of Limits
-	Load     int   // calls the dependency holds
+	At     time.Duration
+	Phase  int
+	Knee   int   // the phase's (Scenario.Knee)
+	Limits []int // per replica
+	Sum    int   // of Limits
+	Load   int   // calls the dependency holds, and answers on their way back (Scenario.Transit)
 }
 
 // PhaseResult is what happened during one phase.
@@ -57,9 +57,9 @@ type PhaseResult struct {
 	// phase; ReplicaLimits are each replica's mean limit over the same time.
 	Settled       float64
 	ReplicaLimits []float64
-	// Held is the calls the dependency holds (Tick.Load) over the knee, averaged over the same
-	// readings as Settled: what the limits let in, where Settled also counts the slots each
-	// limit leaves idle between its own arrivals.
+	// Held is the calls in flight (Tick.Load) over the knee, averaged over the same readings as
+	// Settled: what the limits let in, where Settled also counts the slots each limit leaves
+	// idle between its own arrivals.
 	Held float64
 	// Jain is Jain's fairness index of ReplicaLimits (1 is perfectly fair).
 	Jain float64
@@ -118,7 +118,7 @@ func (p *PhaseResult) record(replica int, o outcomeKind, lat int64) {
 // uses as drawn and as expected (up to the timeout, unless the dependency keeps working).
 func (r *Result) arrived(p *PhaseResult, mean, work float64) {
 	timeout := float64(r.Scenario.Timeout)
-	ok, expected := r.table.under(mean, timeout, r.Scenario.KeepWork)
+	ok, expected := r.under(mean)
 	used := work
 	if timeout > 0 && !r.Scenario.KeepWork {
 		used = min(work, timeout)
@@ -128,10 +128,22 @@ func (r *Result) arrived(p *PhaseResult, mean, work float64) {
 	p.workExpected += expected
 	if timeout > 0 {
 		p.fitsExpected += ok
-		if work <= timeout {
+		if work <= timeout-float64(r.Scenario.Transit) {
 			p.fits++
 		}
 	}
+}
+
+// under returns, for calls of mean work s, the share whose answer comes within the timeout
+// (their work within it less the answer's transit) and the work a call uses on average (up to
+// the timeout, unless the dependency keeps working).
+func (r *Result) under(s float64) (ok, work float64) {
+	sc := r.Scenario
+	ok, work = r.table.under(s, float64(sc.Timeout), sc.KeepWork)
+	if sc.Transit > 0 && sc.Timeout > 0 {
+		ok, _ = r.table.under(s, float64(sc.Timeout-sc.Transit), sc.KeepWork)
+	}
+	return ok, work
 }
 
 // thought counts a closed-loop client's thinking time d in phase p.
@@ -141,8 +153,8 @@ func (r *Result) thought(p *PhaseResult, d int64) {
 }
 
 func (r *Result) tick(s *Sim) {
-	t := Tick{At: time.Duration(s.now), Phase: s.phase, Capacity: s.sc.Phases[s.phase].Capacity,
-		Limits: make([]int, len(s.limiters)), Load: s.dep.load()}
+	t := Tick{At: time.Duration(s.now), Phase: s.phase, Knee: s.sc.Knee(s.sc.Phases[s.phase]),
+		Limits: make([]int, len(s.limiters)), Load: s.dep.load() + s.transit}
 	for i, l := range s.limiters {
 		t.Limits[i] = l.Limit()
 		t.Sum += t.Limits[i]
@@ -197,19 +209,21 @@ func (r *Result) best(p *PhaseResult) {
 	// A closed loop's load is what its clients ask: one call per cycle of thinking and work.
 	// The cycle is taken as drawn (the thinking times and the work of the calls that arrived),
 	// not as expected: with 10 clients over 90 seconds their noise reads as 1% of goodput.
+	// An answer's transit is part of both.
+	transit := float64(sc.Transit)
 	cycle := 1.0
 	if ph.Clients > 0 && p.thinks > 0 && p.works > 0 && p.workSum > 0 {
-		cycle = (float64(ph.Think) + p.workExpected/p.works) / (p.thinkSum/p.thinks + p.workSum/p.works)
+		cycle = (float64(ph.Think) + p.workExpected/p.works + transit) / (p.thinkSum/p.thinks + p.workSum/p.works + transit)
 	}
 	var best, service, demand, capacity float64
 	n := 0
 	for t := int64(0); t < int64(ph.Duration); t += step {
 		dt := float64(min(step, int64(ph.Duration)-t)) / float64(time.Second)
 		s := ph.service(t + step/2)
-		ok, work := r.table.under(s, float64(sc.Timeout), sc.KeepWork)
+		ok, work := r.under(s)
 		rate := ph.Rate
 		if ph.Clients > 0 {
-			rate += cycle * float64(ph.Clients) / ((float64(ph.Think) + work) / float64(time.Second))
+			rate += cycle * float64(ph.Clients) / ((float64(ph.Think) + work + transit) / float64(time.Second))
 		}
 		cap := float64(ph.Capacity) / (work / float64(time.Second))
 		best += ok * min(rate*drawn, cap) * dt
@@ -250,8 +264,9 @@ func (r *Result) settle(p *PhaseResult, i int) {
 			p.ReplicaLimits[k] += float64(l)
 		}
 	}
-	p.Settled = sum / float64(len(half)) / float64(p.Phase.Capacity)
-	p.Held = held / float64(len(half)) / float64(p.Phase.Capacity)
+	knee := float64(r.Scenario.Knee(p.Phase))
+	p.Settled = sum / float64(len(half)) / knee
+	p.Held = held / float64(len(half)) / knee
 	var s1, s2 float64
 	for k := range p.ReplicaLimits {
 		p.ReplicaLimits[k] /= float64(len(half))
@@ -263,7 +278,7 @@ func (r *Result) settle(p *PhaseResult, i int) {
 	}
 	p.SettleTime = -1
 	for k := len(ticks) - 1; k >= 0; k-- {
-		x := float64(ticks[k].Sum) / float64(p.Phase.Capacity)
+		x := float64(ticks[k].Sum) / knee
 		if x < SettleLow || x > SettleHigh {
 			if k < len(ticks)-1 {
 				p.SettleTime = ticks[k+1].At - p.Start

@@ -60,6 +60,11 @@ type Scenario struct {
 	// limit). Unless KeepWork, the dependency stops working on it.
 	Timeout  time.Duration
 	KeepWork bool
+	// Transit, when set, is the time an answer takes to reach its caller once the dependency
+	// is done with the call (a network's round trip): the call holds its slot of the limit but
+	// no worker, so the knee, the calls in flight at which the dependency is busy without a
+	// queue, is Capacity times (Service + Transit) / Service (see Knee). The timeout counts it.
+	Transit time.Duration
 	// Replicas each have a limiter and an even share of the load (default 1).
 	Replicas int
 	// Backoff is how long a closed-loop client waits after a rejection (default: the first
@@ -106,6 +111,7 @@ type Sim struct {
 	clients  []int // closed loop: active clients per replica
 	want     []int // closed loop: clients per replica the phase asks for
 	arrival  []*event
+	transit  int // answers on their way back (Scenario.Transit)
 	res      *Result
 	cur      *PhaseResult
 }
@@ -119,6 +125,7 @@ const (
 	evPhase                    // the next phase starts
 	evTick                     // record the limits
 	evTimer                    // a timer of Clock
+	evAnswer                   // an answer reaches its caller after Transit
 )
 
 type event struct {
@@ -208,12 +215,19 @@ func (sc *Scenario) check() error {
 	if len(sc.Phases) == 0 {
 		return errors.New("sim: a scenario needs at least one phase")
 	}
-	if sc.Replicas < 0 || sc.Timeout < 0 || sc.Tick < 0 || sc.Backoff < 0 {
-		return errors.New("sim: negative replicas, timeout, tick or backoff")
+	if sc.Replicas < 0 || sc.Timeout < 0 || sc.Tick < 0 || sc.Backoff < 0 || sc.Transit < 0 {
+		return errors.New("sim: negative replicas, timeout, tick, backoff or transit")
+	}
+	if sc.Transit > 0 && sc.Timeout > 0 && sc.Timeout <= sc.Transit {
+		return errors.New("sim: a timeout no longer than the transit fails every call")
 	}
 	for i, p := range sc.Phases {
 		if p.Duration <= 0 || p.Capacity < 1 || p.Service <= 0 || p.ServiceTo < 0 || p.Rate < 0 || p.Clients < 0 || p.Think < 0 {
 			return fmt.Errorf("sim: phase %d: want a positive duration, capacity and service, and no negative load", i+1)
+		}
+		if sc.Transit > 0 && p.ServiceTo != 0 {
+			// The knee is Capacity * (Service + Transit) / Service: a drift would move it.
+			return fmt.Errorf("sim: phase %d: a drift of the service time moves the knee of a scenario with a transit", i+1)
 		}
 	}
 	return nil
@@ -257,6 +271,9 @@ func (s *Sim) handle(ev *event) {
 		s.schedule(s.now+int64(s.sc.Tick), evTick, nil)
 	case evTimer:
 		ev.timer.fire()
+	case evAnswer:
+		s.transit--
+		s.answer(ev.c)
 	}
 }
 
@@ -283,11 +300,25 @@ func (s *Sim) arrive(r int, closed bool) {
 	}
 }
 
-// finish ends a call that the dependency completed.
+// finish takes a call that the dependency completed: its answer reaches the caller now, or
+// after the scenario's transit.
 func (s *Sim) finish(j *job) {
 	c := j.c
 	if c == nil || c.done {
 		return // its caller timed out and left; the dependency kept working on it
+	}
+	if s.sc.Transit > 0 {
+		s.transit++
+		s.schedule(s.now+int64(s.sc.Transit), evAnswer, c)
+		return
+	}
+	s.answer(c)
+}
+
+// answer ends a call whose answer reached its caller, unless its timeout came first.
+func (s *Sim) answer(c *call) {
+	if c.done {
+		return
 	}
 	c.done = true
 	if c.timeout != nil {

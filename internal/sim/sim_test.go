@@ -109,8 +109,9 @@ func TestKneeLimitFollowsTheCapacity(t *testing.T) {
 }
 
 // KneeLimitWithin rounds each replica's share as KneeLimit does, but down where rounding up
-// would take the replicas' limits past the bound; never below one slot. CapacityAt finds the
-// phase under way, and the last one past the end.
+// would take the replicas' limits past the bound; never below one slot. KneeAt finds the
+// phase under way, and the last one past the end; with a transit, the knee counts the answers
+// on their way back.
 func TestKneeShareStaysWithinTheBound(t *testing.T) {
 	twenty := Scenario{Replicas: 20}
 	for _, tc := range []struct {
@@ -129,10 +130,17 @@ func TestKneeShareStaysWithinTheBound(t *testing.T) {
 			t.Errorf("%d replicas, capacity %d, factor %g, within %g: %d slots each, want %d", tc.sc.Replicas, tc.capacity, tc.factor, tc.most, got, tc.want)
 		}
 	}
-	sc := Scenario{Phases: []Phase{{Duration: time.Second, Capacity: 3}, {Duration: time.Second, Capacity: 7}}}
+	ms := time.Millisecond
+	sc := Scenario{Phases: []Phase{{Duration: time.Second, Capacity: 3, Service: 10 * ms}, {Duration: time.Second, Capacity: 7, Service: 20 * ms}}}
 	for at, want := range map[time.Duration]int{0: 3, time.Second - 1: 3, time.Second: 7, time.Hour: 7} {
-		if got := sc.CapacityAt(at); got != want {
-			t.Errorf("capacity at %v: %d, want %d", at, got, want)
+		if got := sc.KneeAt(at); got != want {
+			t.Errorf("knee at %v: %d, want %d", at, got, want)
+		}
+	}
+	sc.Transit = 10 * ms // 3 workers of 10ms calls: 300 calls/s, 3 more on the way back
+	for at, want := range map[time.Duration]int{0: 6, time.Second: 11} {
+		if got := sc.KneeAt(at); got != want {
+			t.Errorf("with a transit of 10ms, knee at %v: %d, want %d", at, got, want)
 		}
 	}
 }
@@ -195,6 +203,95 @@ func TestClockOffsetMovesTheWallClock(t *testing.T) {
 		}
 		if want := Epoch.Add(offset + 2*time.Second); !fired.Equal(want) {
 			t.Errorf("offset %v: a timer of 2s fired at %v, want %v", offset, fired, want)
+		}
+	}
+}
+
+// An answer's transit holds the caller's slot but no worker. A fixed limit at the knee
+// (capacity plus the answers on their way back) keeps a FIFO pool of calls of equal work busy
+// without a queue, each call taking its work and the transit; twice the knee keeps either model
+// busy with exponential work, each call taking twice as long (Little's law). Goodput, settled
+// and held count the answers in transit.
+func TestTransitHoldsASlotButNoWorker(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		model   Model
+		spread  Dist
+		limit   int
+		latency time.Duration
+	}{
+		{FIFO, Fixed{}, 20, 200 * ms},
+		{FIFO, Exponential{}, 40, 400 * ms},
+		{PS, Exponential{}, 40, 400 * ms},
+	} {
+		sc := Scenario{Model: tc.model, Spread: tc.spread, Seed: 1, Transit: 100 * ms,
+			Phases: []Phase{{Duration: 30 * time.Second, Capacity: 10, Service: 100 * ms, Rate: 30000}}}
+		if k := sc.Knee(sc.Phases[0]); k != 20 {
+			t.Fatalf("knee %d, want 20", k)
+		}
+		res, err := Run(sc, FixedLimit(tc.limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Phases[0]
+		if rate := float64(p.Succeeded) / 30; math.Abs(rate-100) > 2 {
+			t.Errorf("%v limit %d: %.1f calls/s, want 100", tc.model, tc.limit, rate)
+		}
+		if d := float64(p.MeanLatency-tc.latency) / float64(tc.latency); math.Abs(d) > 0.02 {
+			t.Errorf("%v limit %d: mean latency %v, want %v", tc.model, tc.limit, p.MeanLatency, tc.latency)
+		}
+		if math.Abs(p.Goodput-1) > 0.02 || !p.Overloaded {
+			t.Errorf("%v limit %d: goodput %.3f overloaded %v", tc.model, tc.limit, p.Goodput, p.Overloaded)
+		}
+		if want := float64(tc.limit) / 20; p.Settled != want || math.Abs(p.Held-want) > 0.01 {
+			t.Errorf("%v limit %d: settled %v and held %v, want %v", tc.model, tc.limit, p.Settled, p.Held, want)
+		}
+	}
+	// Under light load nothing queues: a call takes its work, then its answer's transit, and
+	// the calls in flight (Little's law: 50 a second for 200ms) are an eighth of the knee (80).
+	sc := Scenario{Model: PS, Seed: 1, Transit: 100 * ms, Phases: []Phase{{Duration: 30 * time.Second, Capacity: 40, Service: 100 * ms, Rate: 50}}}
+	res, err := Run(sc, FixedLimit(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Phases[0]; p.MeanLatency != 200*ms || p.P99Latency != 200*ms || math.Abs(p.Held-0.125) > 0.01 || p.Overloaded {
+		t.Errorf("light load: mean latency %v, p99 %v, held %.3f, overloaded %v: want 200ms, 200ms, 0.125, false", p.MeanLatency, p.P99Latency, p.Held, p.Overloaded)
+	}
+}
+
+// With a transit, the calls that time out under light load are those whose work exceeds the
+// timeout less the transit, and the best counts exactly those: goodput 1 whatever the seed.
+func TestGoodputCountsTheTransitInTheTimeout(t *testing.T) {
+	for seed := range uint64(4) {
+		sc := Scenario{Model: FIFO, Seed: seed, Spread: Exponential{}, Timeout: 200 * time.Millisecond, Transit: 50 * time.Millisecond,
+			Phases: []Phase{{Duration: 30 * time.Second, Capacity: 400, Service: 50 * time.Millisecond, Rate: 100}}}
+		res, err := Run(sc, FixedLimit(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Phases[0]
+		if p.Rejected != 0 || p.TimedOut == 0 || p.Overloaded {
+			t.Fatalf("seed %d: %d rejected, %d timed out, overloaded %v: want an easy phase with some calls too long", seed, p.Rejected, p.TimedOut, p.Overloaded)
+		}
+		if math.Abs(p.Goodput-1) > 0.001 {
+			t.Errorf("seed %d: goodput %.4f with only the too-long calls failing (%d timed out of %d offered), want 1", seed, p.Goodput, p.TimedOut, p.Offered)
+		}
+	}
+}
+
+// A scenario whose transit leaves no time for work, or whose service drifts (which would move
+// the knee), is refused.
+func TestTransitScenariosThatCannotWork(t *testing.T) {
+	ph := Phase{Duration: time.Second, Capacity: 4, Service: 10 * time.Millisecond, Rate: 10}
+	drift := ph
+	drift.ServiceTo = 20 * time.Millisecond
+	for name, sc := range map[string]Scenario{
+		"negative":       {Phases: []Phase{ph}, Transit: -1},
+		"timeout within": {Phases: []Phase{ph}, Transit: 50 * time.Millisecond, Timeout: 50 * time.Millisecond},
+		"drift":          {Phases: []Phase{drift}, Transit: 5 * time.Millisecond},
+	} {
+		if _, err := Run(sc, FixedLimit(4)); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }

@@ -218,7 +218,7 @@ const (
 	wideTitle = "Quality of the adaptive limits: a wider set of scenarios"
 	wideLead  = "A second set of scenario classes (`quality.WideClasses`), written after Knee's rules were set and run by the same bench: " +
 		"the same kinds of trouble as the [main set](quality.md) (capacity steps, cold starts, drift, noise, replicas, light load, slow and fast dependencies), " +
-		"with other knees (3 to 100), service times (5ms to 700ms), spreads, loads (1.1 to 5 times the capacity) and replica counts (3 to 20). " +
+		"with other knees (3 to 100), service times (5ms to 700ms), spreads, loads (1.1 to 5 times the capacity) and replica counts (3 to 20), and one kind of trouble the main set lacks: answers that take time to come back (a network's round trip outside the dependency: `w-transit`, `w-transit-far`, `w-transit-replicas`), so that the knee, counted in calls in flight, is larger than the workers. " +
 		"Knee was designed against the main set; this page shows where its rules carry over and where they do not. " +
 		"The references show which targets are within reach of a limit that knows the knee: where at-1.2knee misses the goodput target, a limit held at 1.2 times the knee does not suffice, and where best-fixed misses a target, no limit held at 1 to 1.5 times the knee meets it. " +
 		"What each contender is, and where the main set shows it weak, is on the main page."
