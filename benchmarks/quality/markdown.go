@@ -205,6 +205,11 @@ latency grows. Every class runs on both models:
   then takes its work's time; above the knee the calls in service keep their speed and the
   others wait.
 
+Where a class says so, each answer then takes a fixed time d to come back to its caller (a
+network's round trip): the call holds its slot of the limit meanwhile, but no worker, so the
+knee, counted in calls in flight, is c × (s + d) / s for a mean service time s (Little's law),
+and the limits, the calls held and the references are measured against that knee.
+
 ### Load
 
 - **Open loop**: calls arrive as a Poisson process at the phase's rate, split evenly over the
