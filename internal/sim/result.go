@@ -20,6 +20,7 @@ type Result struct {
 	Phases []PhaseResult
 	end    int64
 	table  *spreadTable
+	last   struct{ s, ok, work float64 } // the last answer of under (s is never 0)
 }
 
 // Tick is a reading of the limits.
@@ -85,7 +86,7 @@ const (
 )
 
 func newResult(sc *Scenario) *Result {
-	r := &Result{Scenario: sc, table: newSpreadTable(sc.Spread, sc.Seed)}
+	r := &Result{Scenario: sc, table: spreadTableOf(sc.Spread, sc.Seed)}
 	var at int64
 	for _, p := range sc.Phases {
 		pr := PhaseResult{Phase: p, Start: time.Duration(at), End: time.Duration(at + int64(p.Duration)),
@@ -138,11 +139,15 @@ func (r *Result) arrived(p *PhaseResult, mean, work float64) {
 // (their work within it less the answer's transit) and the work a call uses on average (up to
 // the timeout, unless the dependency keeps working).
 func (r *Result) under(s float64) (ok, work float64) {
+	if s == r.last.s {
+		return r.last.ok, r.last.work // asked for every arrival: the mean changes only with the phase or a drift
+	}
 	sc := r.Scenario
 	ok, work = r.table.under(s, float64(sc.Timeout), sc.KeepWork)
 	if sc.Transit > 0 && sc.Timeout > 0 {
 		ok, _ = r.table.under(s, float64(sc.Timeout-sc.Transit), sc.KeepWork)
 	}
+	r.last.s, r.last.ok, r.last.work = s, ok, work
 	return ok, work
 }
 
@@ -186,7 +191,7 @@ func (r *Result) finish(s *Sim) {
 		r.settle(p, i)
 	}
 	_ = sc
-	// The spread's table (1 MB) serves the run only: a bench holds thousands of results.
+	// The spread's table (1 MB) is not the result's to keep: a bench holds thousands of results.
 	r.table = nil
 }
 

@@ -98,9 +98,15 @@ type NewLimiter func(clock r4c.Clock, replica int) (Limiter, error)
 
 // Sim is the state of one run.
 type Sim struct {
-	sc       Scenario
-	now      int64
-	events   *heapq.Heap[event]
+	sc     Scenario
+	now    int64
+	events *heapq.Heap[event]
+	// Timeouts and answers come a fixed delay (Scenario.Timeout, Scenario.Transit) after they
+	// are scheduled, so they are due in the order they are made: queues rather than the heap,
+	// which they would otherwise fill (a timeout stays there, cancelled, until it is due).
+	timeouts eventQueue
+	answers  eventQueue
+	spare    []*event // events of the heap done with, for schedule to use again
 	seq      uint64
 	dep      dependency
 	limiters []Limiter
@@ -139,15 +145,49 @@ type event struct {
 	index     int
 }
 
-// call is one admitted call.
+// call is one admitted call, with its job and events: one allocation per call.
 type call struct {
 	replica int
 	start   int64
 	permit  Permit
-	job     *job
-	timeout *event
-	closed  bool // made by a closed-loop client
+	job     job
+	timeout event // at (when scheduled) after the start, when the scenario has a timeout
+	answer  event // at after the dependency is done, when the scenario has a transit
+	closed  bool  // made by a closed-loop client
 	done    bool
+}
+
+// eventQueue holds events in the order they are due: each is due no earlier than the one
+// before it.
+type eventQueue struct {
+	items []*event
+	head  int
+}
+
+func (q *eventQueue) push(ev *event) {
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0 // empty: reuse the array from its start
+	}
+	q.items = append(q.items, ev)
+}
+
+// min returns the first event, nil when there is none.
+func (q *eventQueue) min() *event {
+	if q.head == len(q.items) {
+		return nil
+	}
+	return q.items[q.head]
+}
+
+func (q *eventQueue) pop() {
+	q.items[q.head] = nil
+	q.head++
+	if q.head > 1024 && q.head > len(q.items)/2 {
+		// Slide the pending events back to the start rather than let the array grow.
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
 }
 
 // Run simulates sc with the limiters that newLimiter makes.
@@ -187,7 +227,8 @@ func Run(sc Scenario, newLimiter NewLimiter) (*Result, error) {
 	end := s.res.end
 	for {
 		at := s.dep.next()
-		if next := s.events.Min(); next != nil && next.at < at {
+		next := s.nextEvent()
+		if next != nil && next.at < at {
 			at = next.at
 		}
 		if at >= end {
@@ -198,12 +239,17 @@ func Run(sc Scenario, newLimiter NewLimiter) (*Result, error) {
 			s.finish(j)
 			continue
 		}
-		if next := s.events.Min(); next == nil || next.at > at {
+		if next = s.nextEvent(); next == nil || next.at > at {
 			continue // a completion computed for this time, not quite due: the next pass takes it
 		}
-		ev := s.events.Pop()
+		ev := s.popEvent(next)
 		if !ev.cancelled {
 			s.handle(ev)
+		}
+		if ev.c == nil {
+			// An event of the heap: nothing refers to it once it is due (an arrival, a timer,
+			// a client, a tick or a phase forgets its event when it comes or is cancelled).
+			s.spare = append(s.spare, ev)
 		}
 	}
 	s.now = end
@@ -234,9 +280,45 @@ func (sc *Scenario) check() error {
 }
 
 func (s *Sim) schedule(at int64, kind eventKind, c *call) *event {
-	s.seq++
-	ev := &event{at: at, seq: s.seq, kind: kind, c: c}
+	var ev *event
+	if n := len(s.spare); n > 0 {
+		ev, s.spare = s.spare[n-1], s.spare[:n-1]
+	} else {
+		ev = &event{}
+	}
+	s.setEvent(ev, at, kind, c)
 	s.events.Push(ev)
+	return ev
+}
+
+// setEvent fills in ev, due at at: events due at the same time are taken in the order they
+// were made.
+func (s *Sim) setEvent(ev *event, at int64, kind eventKind, c *call) {
+	s.seq++
+	*ev = event{at: at, seq: s.seq, kind: kind, c: c, index: -1}
+}
+
+// nextEvent returns the event due first, of the heap's and the two queues', nil when none is.
+func (s *Sim) nextEvent() *event {
+	ev := s.events.Min()
+	for _, q := range [...]*event{s.timeouts.min(), s.answers.min()} {
+		if q != nil && (ev == nil || eventBefore(q, ev)) {
+			ev = q
+		}
+	}
+	return ev
+}
+
+// popEvent takes ev, which nextEvent returned, from where it waits.
+func (s *Sim) popEvent(ev *event) *event {
+	switch {
+	case ev == s.timeouts.min():
+		s.timeouts.pop()
+	case ev == s.answers.min():
+		s.answers.pop()
+	default:
+		s.events.Pop()
+	}
 	return ev
 }
 
@@ -259,7 +341,7 @@ func (s *Sim) handle(ev *event) {
 		c.permit.Drop()
 		s.cur.record(c.replica, outcomeTimeout, s.now-c.start)
 		if !s.sc.KeepWork {
-			s.dep.cancel(s.now, c.job)
+			s.dep.cancel(s.now, &c.job)
 		}
 		if c.closed {
 			s.think(c.replica)
@@ -293,10 +375,11 @@ func (s *Sim) arrive(r int, closed bool) {
 		return
 	}
 	c := &call{replica: r, start: s.now, permit: p, closed: closed}
-	c.job = &job{c: c, work: max(1, work), index: -1}
-	s.dep.add(s.now, c.job)
+	c.job = job{c: c, work: max(1, work), index: -1}
+	s.dep.add(s.now, &c.job)
 	if s.sc.Timeout > 0 {
-		c.timeout = s.schedule(s.now+int64(s.sc.Timeout), evTimeout, c)
+		s.setEvent(&c.timeout, s.now+int64(s.sc.Timeout), evTimeout, c)
+		s.timeouts.push(&c.timeout)
 	}
 }
 
@@ -309,7 +392,8 @@ func (s *Sim) finish(j *job) {
 	}
 	if s.sc.Transit > 0 {
 		s.transit++
-		s.schedule(s.now+int64(s.sc.Transit), evAnswer, c)
+		s.setEvent(&c.answer, s.now+int64(s.sc.Transit), evAnswer, c)
+		s.answers.push(&c.answer)
 		return
 	}
 	s.answer(c)
@@ -321,9 +405,7 @@ func (s *Sim) answer(c *call) {
 		return
 	}
 	c.done = true
-	if c.timeout != nil {
-		c.timeout.cancelled = true
-	}
+	c.timeout.cancelled = true // when there is none, it changes nothing
 	c.permit.Success()
 	s.cur.record(c.replica, outcomeSuccess, s.now-c.start)
 	if c.closed {
