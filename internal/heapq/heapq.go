@@ -79,12 +79,10 @@ func (h *Heap[T]) up(x *T, j int) {
 		if !h.less(x, p) {
 			break
 		}
-		h.items[j] = p
-		*h.pos(p) = j
+		h.put(p, j)
 		j = i
 	}
-	h.items[j] = x
-	*h.pos(x) = j
+	h.put(x, j)
 }
 
 // down moves x, bound for position i0, towards the leaves while a child is less than it,
@@ -104,11 +102,15 @@ func (h *Heap[T]) down(x *T, i0 int) bool {
 		if !h.less(c, x) {
 			break
 		}
-		h.items[i] = c
-		*h.pos(c) = i
+		h.put(c, i)
 		i = j
 	}
+	h.put(x, i)
+	return i > i0
+}
+
+// put places x at position i.
+func (h *Heap[T]) put(x *T, i int) {
 	h.items[i] = x
 	*h.pos(x) = i
-	return i > i0
 }
