@@ -169,7 +169,6 @@ func (r *Result) tick(s *Sim) {
 
 // finish computes each phase's figures.
 func (r *Result) finish(s *Sim) {
-	sc := r.Scenario
 	for i := range r.Phases {
 		p := &r.Phases[i]
 		// Offered counts answers and rejections; an admitted call is counted when it ends.
@@ -190,7 +189,6 @@ func (r *Result) finish(s *Sim) {
 		}
 		r.settle(p, i)
 	}
-	_ = sc
 	// The spread's table (1 MB) is not the result's to keep: a bench holds thousands of results.
 	r.table = nil
 }

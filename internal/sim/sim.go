@@ -242,13 +242,14 @@ func Run(sc Scenario, newLimiter NewLimiter) (*Result, error) {
 		if next = s.nextEvent(); next == nil || next.at > at {
 			continue // a completion computed for this time, not quite due: the next pass takes it
 		}
-		ev := s.popEvent(next)
+		ev, fromHeap := s.popEvent(next)
 		if !ev.cancelled {
 			s.handle(ev)
 		}
-		if ev.c == nil {
-			// An event of the heap: nothing refers to it once it is due (an arrival, a timer,
-			// a client, a tick or a phase forgets its event when it comes or is cancelled).
+		if fromHeap {
+			// Nothing refers to an event of the heap once it is due (an arrival, a timer, a
+			// client, a tick or a phase forgets its event when it comes or is cancelled); the
+			// queues' events belong to their calls.
 			s.spare = append(s.spare, ev)
 		}
 	}
@@ -309,8 +310,9 @@ func (s *Sim) nextEvent() *event {
 	return ev
 }
 
-// popEvent takes ev, which nextEvent returned, from where it waits.
-func (s *Sim) popEvent(ev *event) *event {
+// popEvent takes ev, which nextEvent returned, from where it waits, and reports whether that
+// was the heap.
+func (s *Sim) popEvent(ev *event) (*event, bool) {
 	switch {
 	case ev == s.timeouts.min():
 		s.timeouts.pop()
@@ -318,8 +320,9 @@ func (s *Sim) popEvent(ev *event) *event {
 		s.answers.pop()
 	default:
 		s.events.Pop()
+		return ev, true
 	}
-	return ev
+	return ev, false
 }
 
 func (s *Sim) handle(ev *event) {
