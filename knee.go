@@ -96,6 +96,7 @@ type kneeLimit struct {
 	moved   float64       // the factor by which the last window's decision changed the limit (1: none)
 	elapsed float64       // time (ns) from the first window's start, until base is first measured
 	short   bool          // base was first measured on the first window, which reads short
+	shortBy float64       // by how much (log) that window may have read short (see readsShort)
 	next    time.Duration // the length of the next window; 0: the configured one (see shortWindow)
 	alignAt int64         // the grid's boundary (ns) the next window was cut short to end at (lead before it); 0: none (see plan)
 	lead    int64         // where calls are long, how long (ns) before the boundary alignAt the aligned window ends (see plan)
@@ -397,6 +398,12 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 				k.observe(mean, share, n, false)
 				// Read short (see below); no drain comes before base, so windows counts them all.
 				k.short = k.windows == 1 || cur.span < kneeSettleLag
+				if k.short {
+					// By how much it may read short is uncertain as well: base holds that
+					// uncertainty until a drain measures it (see readsShort).
+					k.shortBy = readsShort(cur, w)
+					k.varb = max(k.varb, k.shortBy*k.shortBy)
+				}
 				k.unverified = !cur.binding // see plan
 				k.light = WindowSummary{}
 			}
@@ -430,6 +437,11 @@ func (k *kneeLimit) decide(w WindowSummary) int {
 		k.short = false
 		if cur.binding && k.moved > 1 && (k.windows == 2 || cur.span >= kneeSettleLag) && lat > k.expected() && lat < k.expected()*max(1+tol, math.Exp(3*math.Sqrt2*k.wanderSpread(cur.n))) {
 			k.observe(lat, cur.drops, cur.n, false)
+			// Half its calls are new, begun with the startup's doubling: it may read half as
+			// short as the first. (Its own calls in flight say less: those begun before it
+			// ended in it, their ages before it counted in its latency.)
+			b := k.shortBy / 2
+			k.varb = max(k.varb, b*b)
 		}
 	}
 	if cur.drain {
@@ -1550,6 +1562,28 @@ func (k *kneeLimit) observe(lat, drops, n float64, clean bool) {
 	k.baseDrop += g * (drops - k.baseDrop)
 	k.varb *= 1 - g
 	k.since = 0
+}
+
+// readsShort returns by how much (log) the mean latency of a window may read short because its
+// calls began with it (the first window, or one soon after): the calls in flight at its end
+// are the long ones, and they have not ended. It reads that from Little's law on a window whose
+// limit stayed full (rejections as many as its samples at least, and the limit reached): the
+// limit's slots were busy for limit x Duration, of which the calls that ended account for
+// Samples x AvgLatency and the calls still in flight for the rest, their ages A. A renewal's
+// age averages m(1+cv^2)/2 for calls of mean m and spread cv, so A over the ended calls' time
+// (rho) is about (m/T)(1+cv^2)/2, while their mean reads short by (m/T)cv^2 = 2 rho - m/T: the
+// whole of m/T for exponential calls, nothing for steady ones, whatever the spread (unknown
+// this early). Calls that began together and last alike end together, so a window that ends
+// on one of them can leave the rest just short of ending: rho reads their full call, and this
+// says "may", not "does". 0 where the limit did not stay full; at most kneeMaxTolerance, and
+// three times m/T.
+func readsShort(cur kneeWindow, w WindowSummary) float64 {
+	if w.Samples == 0 || w.Duration <= 0 || w.Rejected < w.Samples || w.MaxInFlight < toLimit(cur.limit) {
+		return 0
+	}
+	r := cur.lat / float64(w.Duration)
+	rho := float64(toLimit(cur.limit))*float64(w.Duration)/(float64(w.Samples)*cur.lat) - 1
+	return max(0, min(3*r, kneeMaxTolerance, 2*rho-r))
 }
 
 // spread returns the standard deviation of the logarithm of a window's mean latency: the spread

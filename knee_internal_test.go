@@ -1046,3 +1046,53 @@ func TestKneeTrendIsAtMostAFewPercentAWindow(t *testing.T) {
 		}
 	}
 }
+
+// A first window whose calls began with it reads short by as much as its calls in flight at its
+// end say it may (exponential calls: the whole of latency over the window), and base keeps that
+// uncertainty until a drain measures it: the first drain then sets base where it reads, rather
+// than halfway. Calls that end together leave nothing in flight to say so, and base keeps the
+// confidence of its samples.
+func TestKneeFirstBaseReadShortIsMeasuredAnewByTheFirstDrain(t *testing.T) {
+	full := func(lat time.Duration, samples, limit int) (kneeWindow, WindowSummary) {
+		w := WindowSummary{AvgLatency: lat, Samples: samples, Rejected: 5 * samples, MaxInFlight: limit, Duration: time.Second}
+		return kneeWindow{lat: float64(lat), limit: float64(limit)}, w
+	}
+	// 20 slots busy for a second: 200 calls of 100ms left nothing in flight to speak of, 180
+	// calls of 100ms left 2s of ages, a tenth of a second a slot (a whole call: exponential).
+	if b := readsShort(full(100*time.Millisecond, 200, 20)); b != 0 {
+		t.Errorf("calls that ended with the window: reads short by %.3f, want 0", b)
+	}
+	if b := readsShort(full(100*time.Millisecond, 180, 20)); math.Abs(b-0.1222) > 0.001 {
+		t.Errorf("a call of age left in every slot: reads short by %.4f, want 2x(2/18) - 0.1 = 0.1222", b)
+	}
+	cur, w := full(100*time.Millisecond, 180, 20)
+	w.Rejected = w.Samples - 1
+	if b := readsShort(cur, w); b != 0 {
+		t.Errorf("a limit that did not stay full: reads short by %.3f, want 0", b)
+	}
+
+	for _, tc := range []struct {
+		what               string
+		samples1, samples2 int
+		anew               bool
+	}{
+		{"calls still in flight at the windows' ends", 183, 355, true},
+		{"calls that ended with the windows", 200, 376, false},
+	} {
+		k := newKnee(AdaptiveLimitConfig{InitialLimit: 20, MinLimit: 1, MaxLimit: 1000, Window: time.Second}).(*kneeLimit)
+		end := time.Unix(1000, 0)
+		window := func(lat, d time.Duration, samples int) {
+			end = end.Add(d)
+			k.Update(WindowSummary{AvgLatency: lat, Samples: samples, Rejected: 4 * samples, MaxInFlight: k.Limit(), Duration: d, End: end})
+		}
+		window(97*time.Millisecond, 1020*time.Millisecond, tc.samples1)
+		window(106*time.Millisecond, time.Second, tc.samples2)
+		if k.base < 97e6 || k.base > 106e6 || k.Limit() != 80 {
+			t.Fatalf("%s: after two windows base %.1fms and limit %d, want 97ms to 106ms and 80", tc.what, k.base/1e6, k.Limit())
+		}
+		k.observe(119e6, 0, 600, true) // a drain below the knee: the no-load latency
+		if anew := k.base > 115e6; anew != tc.anew {
+			t.Errorf("%s: a drain at 119ms moved base to %.1fms; measured anew: %v, want %v", tc.what, k.base/1e6, anew, tc.anew)
+		}
+	}
+}
