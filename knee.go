@@ -615,9 +615,27 @@ func (k *kneeLimit) drained(prev, cur kneeWindow, w WindowSummary, tol float64) 
 		k.drainOf = 0
 		return k.plan(w)
 	}
+	// The response of latency is read against the window before the drain, or, where base is
+	// known (confirmed, or measured by kneeLightBase windows of light load), the limit is no
+	// small share and latency does not lag (in that window or the drain's), against the recent
+	// windows' average (calm) where that is lower (but not below the drained window): one
+	// window's mean is as noisy as its calls, and a window that read high by chance made the
+	// drain after it read as a queue it had emptied, which holds the drained limit (250ms
+	// exponential calls, 80 a window: one read 1.42 times base and cut the limit; the drain
+	// after it, twice as deep since base was suspect, held three quarters of the knee for twelve
+	// seconds, 92.4% of the best goodput). Not where latency lags: the average then mixes
+	// windows of calls admitted under other limits, and long calls' drains read against it
+	// restored limits that grew and were cut in turn (a lone knee of 40 of 500ms calls swung
+	// between 41 and 56 instead of holding 44). Not a small share's, nor a cold start's: there
+	// drains that read a queue, the noise of that window included, are what holds the
+	// replicas' limits down ("a drain read against recent latency" in docs/knee-design.md).
 	e := 0.0
 	if prev.lat > 0 {
-		e = math.Log(lat/prev.lat) / math.Log(1-k.depth)
+		ref := prev.lat
+		if k.calm > 0 && !smallShare(k.drainOf) && (k.confirmed || k.lightBase >= kneeLightBase) && !prev.lags && !cur.lags {
+			ref = min(ref, max(lat, k.calm*k.expected()))
+		}
+		e = math.Log(lat/ref) / math.Log(1-k.depth)
 	}
 	// A drain that crossed the knee (latency fell by clearly less than the drain: three
 	// standard deviations of its elasticity) and found base where it was expected (within a

@@ -83,8 +83,8 @@ func TestKneeDrainsWhileBaseIsExtrapolated(t *testing.T) {
 func TestKneeElasticDrainBoundsTheExtrapolatedBase(t *testing.T) {
 	for _, confirmed := range []bool{false, true} {
 		k := &kneeLimit{est: 34, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1,
-			base: 50e6, varb: kneePrior * kneePrior, trend: 0.01, since: 9, confirmed: confirmed, started: true, calm: 1,
-			drainOf: 40, depth: kneeDrainDepth}
+			base: 50e6, varb: kneePrior * kneePrior, trend: 0.01, since: 9, confirmed: confirmed, started: true, calm: 1.1,
+			drainOf: 40, depth: kneeDrainDepth} // the recent windows about as high as the last (see drained)
 		before := k.expected() // about 54.7ms
 		prev := kneeWindow{lat: 60e6, n: 700, binding: true, limit: 40}
 		lat := 52e6 // fell by 13.3% for a drain of 15%: elasticity 0.88, a queue
@@ -129,8 +129,8 @@ func TestKneeConfirmedBaseIgnoresADrainThatReadsLowWithinTheNoise(t *testing.T) 
 		{"unconfirmed, measured by light load, the drain far below", false, kneePrior * kneePrior, kneeLightBase, 42e6, true},
 	} {
 		k := &kneeLimit{est: 17, min: 1, max: 200, window: time.Second, noise: 0.5, noiseN: 8, step: 1,
-			base: 50e6, varb: tc.varb, confirmed: tc.confirmed, started: true, calm: 1, drainOf: 20, depth: kneeDrainDepth,
-			lightBase: tc.light}
+			base: 50e6, varb: tc.varb, confirmed: tc.confirmed, started: true, calm: 1.16, drainOf: 20, depth: kneeDrainDepth,
+			lightBase: tc.light} // the recent windows about as high as the last (see drained)
 		prev := kneeWindow{lat: 58e6, n: 340, binding: true, limit: 20}
 		lat := tc.lat // fell by 16.4% (or 28%) for a drain of 15%: a queue, by this pair of windows
 		cur := kneeWindow{lat: lat, n: 200, binding: true, drain: true, limit: 17}
@@ -1093,6 +1093,38 @@ func TestKneeFirstBaseReadShortIsMeasuredAnewByTheFirstDrain(t *testing.T) {
 		k.observe(119e6, 0, 600, true) // a drain below the knee: the no-load latency
 		if anew := k.base > 115e6; anew != tc.anew {
 			t.Errorf("%s: a drain at 119ms moved base to %.1fms; measured anew: %v, want %v", tc.what, k.base/1e6, anew, tc.anew)
+		}
+	}
+}
+
+// A drain's response is read against the recent windows' average where the window before it read
+// high by chance, once base is known and the limit is no small share: latency that fell from an
+// outlier back to about base is no queue emptied, and the limit is restored. Where base may have
+// been measured through a cold start's queue, or for a small share, the window before the drain
+// still decides, as it did.
+func TestKneeDrainAfterAnOutlierIsReadAgainstRecentLatency(t *testing.T) {
+	for _, tc := range []struct {
+		what      string
+		est       float64
+		confirmed bool
+		restored  bool
+	}{
+		{"a confirmed base", 21, true, true},
+		{"a cold start's base", 21, false, false},
+		{"a small share", 8, true, false},
+	} {
+		end := time.Unix(1000*10+9, 0) // a second before the grid's boundary: the next window drains
+		k := &kneeLimit{est: tc.est, min: 1, max: 200, window: time.Second, noise: 0.1, noiseN: 8, step: 1, moved: 1,
+			base: 100e6, since: 9, confirmed: tc.confirmed, started: true, calm: 1.07}
+		k.prev = kneeWindow{lat: 142e6, n: 80, binding: true, limit: tc.est} // 1.42 times base: an outlier
+		k.plan(WindowSummary{Duration: time.Second, End: end})
+		if k.drainOf != tc.est {
+			t.Fatalf("%s: no drain from %v (drain of %v)", tc.what, tc.est, k.drainOf)
+		}
+		cur := kneeWindow{lat: 99e6, n: 80, binding: true, drain: true, limit: k.est}
+		k.drained(k.prev, cur, WindowSummary{Samples: 80, Rejected: 40, Duration: time.Second, End: end.Add(time.Second)}, 0.1)
+		if restored := k.est == tc.est; restored != tc.restored {
+			t.Errorf("%s: estimate %.2f after a drain that read 0.99 of base, want it restored to %v: %v", tc.what, k.est, tc.est, tc.restored)
 		}
 	}
 }

@@ -579,8 +579,15 @@ func TestRateLimiterHammerWhileTheClockMoves(t *testing.T) {
 		return "ok", nil
 	}
 	stop := make(chan struct{})
+	// Every caller makes half its calls, then waits until the clock has moved more than a
+	// period past the moment they all had: the two halves start in different periods however
+	// the scheduler runs the driver (on a busy machine the callers could all finish before it
+	// first ran).
+	var atHalf atomic.Int64
+	crossed := make(chan struct{})
 	var driver sync.WaitGroup
 	driver.Go(func() {
+		moved := time.Duration(-1) // since every caller reached its half; -1: not yet
 		for {
 			select {
 			case <-stop:
@@ -590,12 +597,24 @@ func TestRateLimiterHammerWhileTheClockMoves(t *testing.T) {
 			moving.Lock()
 			clock.Advance(step)
 			moving.Unlock()
+			switch {
+			case moved < 0 && atHalf.Load() == goroutines:
+				moved = 0
+			case moved >= 0 && moved <= period:
+				if moved += step; moved > period {
+					close(crossed)
+				}
+			}
 		}
 	})
 	var wg sync.WaitGroup
 	for range goroutines {
 		wg.Go(func() {
-			for range calls {
+			for i := range calls {
+				if i == calls/2 {
+					atHalf.Add(1)
+					<-crossed
+				}
 				moving.RLock()
 				_, err := p.Execute(context.Background(), fn)
 				moving.RUnlock()
